@@ -1,0 +1,40 @@
+"""The one-line environment banner each chapter prints under its imports (chapter 1)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from importlib import metadata
+
+import jax
+
+__all__ = ["environment_banner"]
+
+
+def environment_banner(packages: Sequence[str] = ()) -> str:
+    """Say which JAX, backend and devices this page ran on, in one line.
+
+    ``packages`` names further distributions whose versions to add (for example
+    ``("flax", "optax")``); one that is not installed is reported as such.
+
+    >>> environment_banner()  # doctest: +SKIP
+    'JAX 0.10.2 | backend: cpu | 1 device: cpu'
+    """
+    if isinstance(packages, str):
+        raise TypeError("packages must be a sequence of names, e.g. ('flax',), not one string")
+    versions = [f"JAX {jax.__version__}"]
+    for name in packages:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"package names must be non-empty strings, got {name!r}")
+        try:
+            versions.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} not installed")
+    devices = jax.devices()
+    kinds = Counter(device.device_kind for device in devices)
+    described = ", ".join(f"{n} × {kind}" if n > 1 else kind for kind, n in kinds.items())
+    count = len(devices)
+    return (
+        f"{' | '.join(versions)} | backend: {jax.default_backend()} | "
+        f"{count} device{'s' * (count != 1)}: {described}"
+    )

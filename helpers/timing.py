@@ -1,0 +1,169 @@
+"""An honest timer for JAX code (chapter 2, "Device arrays and asynchronous dispatch").
+
+JAX dispatches work asynchronously and compiles on the first call, so a naive
+``time.perf_counter()`` around a call measures the wrong thing. :func:`timeit` warms the
+function up first, waits for every result with :func:`jax.block_until_ready`, repeats the
+measurement and reports the median with its spread.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+__all__ = ["Timing", "format_duration", "timeit", "timing_table"]
+
+_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+
+
+def format_duration(seconds: float) -> str:
+    """Format a duration with three significant digits and a readable unit.
+
+    >>> format_duration(0.000123)
+    '123 µs'
+    """
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise TypeError(f"seconds must be a number, got {type(seconds).__name__}")
+    if seconds < 0 or seconds != seconds:  # NaN is the only value not equal to itself
+        raise ValueError(f"seconds must be a non-negative number, got {seconds!r}")
+    for unit, scale in _UNITS:
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per call measured in each of several runs of the same function."""
+
+    per_call: tuple[float, ...]
+    """Seconds per call, one entry per run (each run averages ``calls_per_run`` calls)."""
+    calls_per_run: int
+
+    def __post_init__(self) -> None:
+        if not self.per_call:
+            raise ValueError("a Timing needs at least one run")
+        if self.calls_per_run < 1:
+            raise ValueError(f"calls_per_run must be at least 1, got {self.calls_per_run}")
+
+    @property
+    def median(self) -> float:
+        """Median seconds per call over the runs: robust to a run the OS interrupted."""
+        return statistics.median(self.per_call)
+
+    @property
+    def spread(self) -> float:
+        """Half the interquartile range of the runs, in seconds (0 for fewer than 2 runs)."""
+        if len(self.per_call) < 2:
+            return 0.0
+        q1, _, q3 = statistics.quantiles(self.per_call, n=4, method="inclusive")
+        return (q3 - q1) / 2
+
+    def __str__(self) -> str:
+        runs = len(self.per_call)
+        return (
+            f"{format_duration(self.median)} ± {format_duration(self.spread)} per call "
+            f"(median ± half IQR of {runs} run{'s' * (runs != 1)}, "
+            f"{self.calls_per_run} call{'s' * (self.calls_per_run != 1)} each)"
+        )
+
+
+def _positive_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _run(fn: Callable[..., Any], args: tuple, kwargs: dict, calls: int) -> float:
+    """Seconds per call for ``calls`` calls, waiting for each result before the next."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        jax.block_until_ready(fn(*args, **kwargs))
+    return (time.perf_counter() - start) / calls
+
+
+def timeit(
+    fn: Callable[..., Any],
+    *args: Any,
+    repeat: int = 7,
+    calls: int | None = None,
+    warmup: int = 1,
+    min_run_seconds: float = 0.02,
+    **kwargs: Any,
+) -> Timing:
+    """Time ``fn(*args, **kwargs)`` the way JAX code must be timed.
+
+    1. ``warmup`` calls first, not timed: the first call of a jitted function traces and
+       compiles it, which is a one-off cost and not its run time.
+    2. Every call is followed by :func:`jax.block_until_ready`, so the clock stops when the
+       result exists, not when the work was merely queued. Outputs that are not JAX arrays
+       (NumPy arrays, Python numbers) pass through unchanged, so NumPy code is timed alike.
+    3. ``repeat`` runs of ``calls`` calls each. When ``calls`` is None it is chosen (1, 2, 5,
+       10, 20, ...) so that one run lasts at least ``min_run_seconds``: timer resolution and
+       loop overhead then stay negligible.
+
+    Returns a :class:`Timing`; print it, or read its ``median`` and ``spread`` in seconds.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    _positive_int("repeat", repeat, 1)
+    _positive_int("warmup", warmup, 0)
+    if calls is not None:
+        _positive_int("calls", calls, 1)
+    if isinstance(min_run_seconds, bool) or not isinstance(min_run_seconds, int | float):
+        raise TypeError("min_run_seconds must be a number")
+    if min_run_seconds < 0:
+        raise ValueError(f"min_run_seconds must be non-negative, got {min_run_seconds}")
+
+    for _ in range(warmup):
+        jax.block_until_ready(fn(*args, **kwargs))
+    if calls is None:
+        calls = _calibrate(fn, args, kwargs, min_run_seconds)
+    return Timing(tuple(_run(fn, args, kwargs, calls) for _ in range(repeat)), calls)
+
+
+def _calibrate(fn: Callable[..., Any], args: tuple, kwargs: dict, min_run_seconds: float) -> int:
+    """The smallest count in 1, 2, 5, 10, 20, 50, ... whose run lasts ``min_run_seconds``."""
+    calls = 1
+    while True:
+        for factor in (1, 2, 5):
+            count = calls * factor
+            if _run(fn, args, kwargs, count) * count >= min_run_seconds:
+                return count
+        calls *= 10
+
+
+def timing_table(timings: Mapping[str, Timing], baseline: str | None = None) -> str:
+    """A plain-text table of timings with each row's speed relative to ``baseline``.
+
+    ``baseline`` defaults to the first row. A speed of ``4.0x`` means four times faster
+    than the baseline (its median divided by this row's median).
+    """
+    if not timings:
+        raise ValueError("timings is empty: give at least one name -> Timing")
+    for name, timing in timings.items():
+        if not isinstance(timing, Timing):
+            raise TypeError(f"timings[{name!r}] is a {type(timing).__name__}, not a Timing")
+    baseline = next(iter(timings)) if baseline is None else baseline
+    if baseline not in timings:
+        raise KeyError(f"baseline {baseline!r} is not one of {list(timings)}")
+    reference = timings[baseline].median
+    width = max(len(name) for name in timings)
+    lines = [f"{'':{width}}  {'median':>9}  {'± half IQR':>10}  {'speed vs ' + baseline}"]
+    for name, timing in timings.items():
+        lines.append(
+            f"{name:{width}}  {format_duration(timing.median):>9}  "
+            f"{format_duration(timing.spread):>10}  {_ratio(reference, timing.median)}"
+        )
+    return "\n".join(lines)
+
+
+def _ratio(reference: float, median: float) -> str:
+    return f"{reference / median:.1f}x" if median > 0 else "too fast to resolve"

@@ -1,0 +1,28 @@
+"""Unit tests of helpers.env.environment_banner."""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+from helpers import environment_banner
+
+
+def test_banner_names_version_backend_and_devices():
+    banner = environment_banner()
+    assert banner.startswith(f"JAX {jax.__version__} | backend: {jax.default_backend()} | ")
+    count = len(jax.devices())
+    assert f"{count} device" in banner
+    assert "\n" not in banner
+
+
+def test_banner_adds_requested_packages():
+    banner = environment_banner(("numpy", "surely-not-a-real-package"))
+    assert "numpy " in banner
+    assert "surely-not-a-real-package not installed" in banner
+
+
+@pytest.mark.parametrize("bad", ["flax", [""], [3]])
+def test_banner_rejects_bad_package_names(bad):
+    with pytest.raises(TypeError):
+        environment_banner(bad)

@@ -1,0 +1,141 @@
+"""Rules every chapter notebook follows (static checks: nothing is executed here)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from helpers.notebooks import (
+    SETUP_CELL_TAG,
+    chapter_notebooks,
+    repository_url,
+    setup_cell_source,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = chapter_notebooks(ROOT)
+
+
+def _toc_files(node: object) -> list[str]:
+    """Every ``file:`` entry of ``_toc.yml``, in order."""
+    if isinstance(node, dict):
+        found = [node["file"]] if "file" in node else []
+        for value in node.values():
+            found += _toc_files(value)
+        return found
+    if isinstance(node, list):
+        return [f for item in node for f in _toc_files(item)]
+    return []
+
+
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+TOC_FILES = [TOC["root"], *_toc_files(TOC.get("parts", []))]
+
+
+def _cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def _markdown(path: Path) -> str:
+    return "\n".join("".join(c["source"]) for c in _cells(path) if c["cell_type"] == "markdown")
+
+
+def _id(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def test_there_are_chapters():
+    assert len(NOTEBOOKS) >= 2
+
+
+def test_every_toc_entry_exists():
+    for entry in TOC_FILES:
+        matches = [p for p in ROOT.glob(entry + ".*") if p.suffix in {".md", ".ipynb"}]
+        assert matches, f"_toc.yml lists {entry!r}, but no {entry}.md or {entry}.ipynb exists"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_listed_in_toc(path):
+    assert path.relative_to(ROOT).with_suffix("").as_posix() in TOC_FILES
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_file_name_carries_the_chapter_number(path):
+    assert re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", path.name), path.name
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_stored_without_outputs(path):
+    dirty = [
+        i for i, c in enumerate(_cells(path))
+        if c["cell_type"] == "code" and (c.get("outputs") or c.get("execution_count"))
+    ]
+    assert not dirty, f"cells {dirty} have outputs or execution counts: run `make tidy`"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_has_python_kernel_metadata(path):
+    meta = json.loads(path.read_text(encoding="utf-8"))["metadata"]
+    assert meta.get("kernelspec", {}).get("language") == "python"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_starts_with_the_setup_cell_then_the_title(path):
+    cells = _cells(path)
+    setup, title = cells[0], cells[1]
+    assert title["cell_type"] == "markdown" and "".join(title["source"]).startswith("# "), (
+        "the first cell is the chapter's H1 title"
+    )
+    assert setup["cell_type"] == "code"
+    assert SETUP_CELL_TAG in setup.get("metadata", {}).get("tags", [])
+    expected = setup_cell_source(repository_url(ROOT / "_config.yml"))
+    assert "".join(setup["source"]) == expected, "stale set-up cell: run `make tidy`"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_states_learning_goals(path):
+    text = _markdown(path)
+    match = re.search(r"Learning goals\W*\n((?:\s*[-*\d].*\n?)+)", text)
+    assert match, "a 'Learning goals' list near the top"
+    goals = [line for line in match.group(1).splitlines() if line.strip()]
+    assert 2 <= len(goals) <= 4, f"2-4 learning goals, found {len(goals)}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_imports_helpers_and_prints_the_banner(path):
+    code = "\n".join("".join(c["source"]) for c in _cells(path) if c["cell_type"] == "code")
+    assert "environment_banner(" in code
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_has_pytorch_notes(path):
+    assert re.search(r"Coming from PyTorch", _markdown(path))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_has_three_exercises_each_with_an_executed_solution(path):
+    cells = _cells(path)
+    text = _markdown(path)
+    labels = re.findall(r"```\{exercise\}[^\n]*\n:label: ([\w-]+)", text)
+    assert len(labels) >= 3, f"at least three exercises, found {len(labels)}"
+    for label in labels:
+        sources = ["".join(c["source"]) if c["cell_type"] == "markdown" else "" for c in cells]
+        start = next((i for i, s in enumerate(sources) if f"{{solution-start}} {label}" in s), None)
+        assert start is not None, f"exercise {label} has no solution-start"
+        end = next(i for i in range(start + 1, len(cells)) if "{solution-end}" in sources[i])
+        assert any(cells[i]["cell_type"] == "code" for i in range(start, end)), (
+            f"the solution of {label} has no code cell"
+        )
+        assert ":class: dropdown" in "".join(cells[start]["source"]), (
+            f"the solution of {label} is not collapsed"
+        )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_ends_with_a_summary(path):
+    headings = re.findall(r"^## (.+)$", _markdown(path), flags=re.MULTILINE)
+    assert headings and headings[-1].strip() == "Summary", f"last section is {headings[-1:]}"
