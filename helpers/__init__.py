@@ -4,16 +4,26 @@ Each function's docstring names the chapter that first teaches the idea it packa
 Importing this module does no work: no devices are touched and no state is created.
 """
 
+from helpers.data import XORDataset, numpy_collate
+from helpers.devices import devices_for, simulate_cpu_devices
 from helpers.env import environment_banner
 from helpers.errors import CaughtError, expect_error
+from helpers.plotting import plot_curves, plot_decision_boundary, plot_xor
 from helpers.timing import Timing, format_duration, timeit, timing_table
 
 __all__ = [
     "CaughtError",
     "Timing",
+    "XORDataset",
+    "devices_for",
     "environment_banner",
     "expect_error",
     "format_duration",
+    "numpy_collate",
+    "plot_curves",
+    "plot_decision_boundary",
+    "plot_xor",
+    "simulate_cpu_devices",
     "timeit",
     "timing_table",
 ]
