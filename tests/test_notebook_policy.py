@@ -18,6 +18,9 @@ from helpers.notebooks import (
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = chapter_notebooks(ROOT)
+# Chapters (NN_name.ipynb) follow the full pattern; appendix notebooks (appendix_name.ipynb)
+# share the set-up cell, title, banner and storage rules but have no exercises or goals.
+CHAPTERS = [p for p in NOTEBOOKS if re.match(r"\d\d_", p.name)]
 
 
 def _toc_files(node: object) -> list[str]:
@@ -49,7 +52,7 @@ def _id(path: Path) -> str:
 
 
 def test_there_are_chapters():
-    assert len(NOTEBOOKS) >= 2
+    assert len(CHAPTERS) >= 2
 
 
 def test_every_toc_entry_exists():
@@ -65,7 +68,13 @@ def test_listed_in_toc(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
 def test_file_name_carries_the_chapter_number(path):
-    assert re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", path.name), path.name
+    assert re.fullmatch(r"(\d\d|appendix)_[a-z0-9_]+\.ipynb", path.name), path.name
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=_id)
+def test_readme_lists_the_chapter(path):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"]({path.relative_to(ROOT).as_posix()})" in readme, "add the chapter to README.md"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
@@ -96,7 +105,7 @@ def test_starts_with_the_setup_cell_then_the_title(path):
     assert "".join(setup["source"]) == expected, "stale set-up cell: run `make tidy`"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+@pytest.mark.parametrize("path", CHAPTERS, ids=_id)
 def test_states_learning_goals(path):
     text = _markdown(path)
     match = re.search(r"Learning goals\W*\n\n?((?:.+\n?)+)", text)
@@ -112,17 +121,21 @@ def test_imports_helpers_and_prints_the_banner(path):
     assert "environment_banner(" in code
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+@pytest.mark.parametrize("path", CHAPTERS, ids=_id)
 def test_has_pytorch_notes(path):
     assert re.search(r"Coming from PyTorch", _markdown(path))
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+@pytest.mark.parametrize("path", CHAPTERS, ids=_id)
 def test_has_three_exercises_each_with_an_executed_solution(path):
     cells = _cells(path)
     text = _markdown(path)
     labels = re.findall(r"```\{exercise\}[^\n]*\n:label: ([\w-]+)", text)
     assert len(labels) >= 3, f"at least three exercises, found {len(labels)}"
+    # A backtick in a backtick fence's info string ends the fence early (CommonMark), which
+    # silently breaks the exercise and every directive after it.
+    titles = re.findall(r"^`{3,}\{exercise\}(.*)$", text, flags=re.MULTILINE)
+    assert not [t for t in titles if "`" in t], f"backticks in exercise titles: {titles}"
     for label in labels:
         sources = ["".join(c["source"]) if c["cell_type"] == "markdown" else "" for c in cells]
         start = next((i for i, s in enumerate(sources) if f"{{solution-start}} {label}" in s), None)
@@ -136,7 +149,7 @@ def test_has_three_exercises_each_with_an_executed_solution(path):
         )
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+@pytest.mark.parametrize("path", CHAPTERS, ids=_id)
 def test_ends_with_a_summary(path):
     headings = re.findall(r"^## (.+)$", _markdown(path), flags=re.MULTILINE)
     assert headings and headings[-1].strip() == "Summary", f"last section is {headings[-1:]}"
