@@ -43,7 +43,7 @@ def plot_xor(data: Any, labels: Any, ax: Axes | None = None, title: str | None =
         ax.scatter(chosen[:, 0], chosen[:, 1], s=8, c=colour, label=f"class {value}")
     ax.set_xlabel("$x_1$")
     ax.set_ylabel("$x_2$")
-    ax.legend(loc="upper right", fontsize="small")
+    ax.legend(loc="center", fontsize="small")  # the XOR clouds sit at the corners
     if title:
         ax.set_title(title)
     return ax
