@@ -10,11 +10,13 @@ from helpers.env import environment_banner
 from helpers.errors import CaughtError, expect_error
 from helpers.plotting import plot_curves, plot_decision_boundary, plot_xor
 from helpers.timing import Timing, format_duration, timeit, timing_table
+from helpers.tracing import count_traces
 
 __all__ = [
     "CaughtError",
     "Timing",
     "XORDataset",
+    "count_traces",
     "devices_for",
     "environment_banner",
     "expect_error",
