@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 from helpers.notebooks import INSTALL_SOURCE_VARIABLE, chapter_notebooks
 
@@ -84,6 +85,6 @@ def test_without_helpers_outside_colab_the_setup_cell_says_what_to_do(
     notebook.cells = notebook.cells[:1]  # the set-up cell alone
     where = {"metadata": {"path": str(tmp_path)}}
     client = NotebookClient(notebook, kernel_name=bare_kernel, timeout=120, resources=where)
-    with pytest.raises(Exception, match="ModuleNotFoundError") as caught:
+    with pytest.raises(CellExecutionError, match="ModuleNotFoundError") as caught:
         client.execute()
     assert "make lab" in str(caught.value)

@@ -153,3 +153,79 @@ def test_has_three_exercises_each_with_an_executed_solution(path):
 def test_ends_with_a_summary(path):
     headings = re.findall(r"^## (.+)$", _markdown(path), flags=re.MULTILINE)
     assert headings and headings[-1].strip() == "Summary", f"last section is {headings[-1:]}"
+
+
+def _code_cells(path: Path) -> list[dict]:
+    return [c for c in _cells(path) if c["cell_type"] == "code"]
+
+
+# A timing cell's output changes from run to run; the tag exempts it from the reproducibility
+# test, so it must really be measuring time and not hiding some other nondeterminism.
+_TIMERS = re.compile(r"timeit|perf_counter|median_seconds|log_compiles")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_timing_cells_measure_time(path):
+    for i, cell in enumerate(_code_cells(path)):
+        if "timing" in cell.get("metadata", {}).get("tags", []):
+            assert _TIMERS.search("".join(cell["source"])), f"code cell {i} is tagged timing"
+
+
+# Catch-alls would pass whatever went wrong: an expected error must name its type.
+_CATCH_ALL = re.compile(
+    r"except\s*(\(\s*)?(Exception|BaseException)?\s*(\)\s*)?(as \w+)?\s*:"
+    r"|expect_error\(\s*\(?[^)]*\b(Exception|BaseException)\b"
+    r"|raises\(\s*\(?[^)]*\b(Exception|BaseException)\b"
+)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)
+def test_expected_errors_name_their_type(path):
+    for i, cell in enumerate(_code_cells(path)):
+        source = "".join(cell["source"])
+        assert not _CATCH_ALL.search(source), f"code cell {i} accepts any exception"
+
+
+def test_tests_name_the_errors_they_expect():
+    for test_file in sorted((ROOT / "tests").glob("test_*.py")):
+        for number, line in enumerate(test_file.read_text(encoding="utf-8").splitlines(), 1):
+            if "_CATCH_ALL" in line or "r\"" in line.lstrip()[:3]:
+                continue  # this file's own pattern
+            assert not _CATCH_ALL.search(line), f"{test_file.name}:{number} accepts any exception"
+
+
+def _sections(path: Path) -> list[tuple[str, str, str]]:
+    """(heading, prose, code) for each `##`/`###` section, the exercises' solutions included."""
+    sections, heading, prose, code = [], "", [], []
+    for cell in _cells(path):
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code":
+            code.append(source)
+            continue
+        for line in source.splitlines():
+            if re.match(r"#{2,3} ", line):
+                sections.append((heading, "\n".join(prose), "\n".join(code)))
+                heading, prose, code = line, [], []
+            else:
+                prose.append(line)
+    sections.append((heading, "\n".join(prose), "\n".join(code)))
+    return sections
+
+
+def _stated_numbers(prose: str) -> list[str]:
+    """Numbers that prose states as results: decimals, percentages, factors and counts."""
+    prose = re.sub(r"```.*?```", "", prose, flags=re.DOTALL)  # fenced examples
+    prose = re.sub(r"`[^`]*`|\$[^$]*\$", "", prose)  # inline code and maths
+    prose = re.sub(r"\]\([^)]*\)", "]", prose)  # link targets
+    return re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:%|x\b| times\b)|(?<![\w.])\d+\.\d+\b", prose)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=_id)
+def test_sections_that_state_numbers_check_them(path):
+    checked = re.compile(r"\bassert\b|expect_error")
+    unchecked = [
+        (heading, numbers)
+        for heading, prose, code in _sections(path)
+        if (numbers := _stated_numbers(prose)) and code and not checked.search(code)
+    ]
+    assert not unchecked, f"sections state numbers that no code in them checks: {unchecked}"
