@@ -42,8 +42,8 @@ class XORDataset:
         self.seed = _int("seed", seed, 0)
         if isinstance(noise, bool) or not isinstance(noise, numbers.Real):
             raise TypeError(f"noise must be a real number, got {noise!r}")
-        if not noise >= 0:  # also rejects NaN
-            raise ValueError(f"noise must be non-negative, got {noise}")
+        if not 0 <= noise < float("inf"):  # also rejects NaN
+            raise ValueError(f"noise must be non-negative and finite, got {noise}")
         self.noise = float(noise)
         rng = np.random.default_rng(self.seed)
         corners = rng.integers(0, 2, size=(self.size, 2))
@@ -81,6 +81,8 @@ def numpy_collate(batch: Sequence[Any]) -> Any:
         if any(not isinstance(s, tuple | list) or len(s) != len(first) for s in batch):
             raise ValueError("every sample in the batch must have the same number of fields")
         fields = [numpy_collate([s[i] for s in batch]) for i in range(len(first))]
+        if hasattr(first, "_fields"):  # a namedtuple takes its fields as arguments
+            return type(first)(*fields)
         return type(first)(fields) if isinstance(first, tuple) else fields
     shapes = {np.shape(s) for s in batch}
     if len(shapes) > 1:

@@ -6,17 +6,19 @@ The setting must be made before JAX first uses a device.
 
 from __future__ import annotations
 
+import numbers
+
 import jax
 
 __all__ = ["devices_for", "simulate_cpu_devices"]
 
 
 def _count(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, int):
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
         raise TypeError(f"the number of devices must be an int, got {n!r}")
     if n < 1:
         raise ValueError(f"the number of devices must be at least 1, got {n}")
-    return n
+    return int(n)
 
 
 def simulate_cpu_devices(n: int) -> None:

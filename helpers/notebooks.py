@@ -14,6 +14,7 @@ import argparse
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -63,8 +64,8 @@ def repository_url(config_path: str | Path) -> str:
 
 def setup_cell_source(url: str) -> str:
     """The source of the set-up cell that installs ``helpers`` from the repository ``url``."""
-    if not isinstance(url, str) or not url.startswith("https://"):
-        raise ValueError(f"url must be an https:// URL, got {url!r}")
+    if not isinstance(url, str) or not url.startswith("https://") or not urlsplit(url).netloc:
+        raise ValueError(f"url must be an https:// URL with a host, got {url!r}")
     url = url.rstrip("/").removesuffix(".git")
     return _TEMPLATE.format(url=url, variable=INSTALL_SOURCE_VARIABLE)
 

@@ -8,6 +8,8 @@ measurement and reports the median with its spread.
 
 from __future__ import annotations
 
+import math
+import numbers
 import statistics
 import time
 from collections.abc import Callable, Mapping
@@ -27,14 +29,22 @@ def format_duration(seconds: float) -> str:
     >>> format_duration(0.000123)
     '123 µs'
     """
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+    if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real):
         raise TypeError(f"seconds must be a number, got {type(seconds).__name__}")
-    if seconds < 0 or seconds != seconds:  # NaN is the only value not equal to itself
-        raise ValueError(f"seconds must be a non-negative number, got {seconds!r}")
+    try:
+        seconds = float(seconds) + 0.0  # + 0.0 turns -0.0 into 0.0
+    except OverflowError:
+        raise ValueError(f"seconds must be a finite number, got {seconds!r}") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"seconds must be a non-negative finite number, got {seconds!r}")
     for unit, scale in _UNITS:
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+        # Round first, then choose the unit: 0.9996 ms is "1 ms", not "1e+03 µs".
+        text = f"{seconds / scale:.3g}"
+        value = float(text)
+        if value >= 1 or unit == "ns":
+            # :g writes 1230 rather than 1.23e+03; near the float limit keep the exponent form.
+            return f"{value:g} {unit}" if math.isfinite(value) else f"{text} {unit}"
+    raise AssertionError("unreachable: the last unit always returns")
 
 
 @dataclass(frozen=True)
@@ -62,7 +72,7 @@ class Timing:
         if len(self.per_call) < 2:
             return 0.0
         q1, _, q3 = statistics.quantiles(self.per_call, n=4, method="inclusive")
-        return (q3 - q1) / 2
+        return max(0.0, (q3 - q1) / 2)  # rounding can order near-equal quartiles wrongly
 
     def __str__(self) -> str:
         runs = len(self.per_call)
@@ -74,7 +84,7 @@ class Timing:
 
 
 def _positive_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
@@ -117,10 +127,10 @@ def timeit(
     _positive_int("warmup", warmup, 0)
     if calls is not None:
         _positive_int("calls", calls, 1)
-    if isinstance(min_run_seconds, bool) or not isinstance(min_run_seconds, int | float):
+    if isinstance(min_run_seconds, bool) or not isinstance(min_run_seconds, numbers.Real):
         raise TypeError("min_run_seconds must be a number")
-    if min_run_seconds < 0:
-        raise ValueError(f"min_run_seconds must be non-negative, got {min_run_seconds}")
+    if not (math.isfinite(min_run_seconds) and min_run_seconds >= 0):
+        raise ValueError(f"min_run_seconds must be non-negative and finite, got {min_run_seconds}")
 
     for _ in range(warmup):
         jax.block_until_ready(fn(*args, **kwargs))
