@@ -159,9 +159,10 @@ def _code_cells(path: Path) -> list[dict]:
     return [c for c in _cells(path) if c["cell_type"] == "code"]
 
 
-# A timing cell's output changes from run to run; the tag exempts it from the reproducibility
-# test, so it must really be measuring time and not hiding some other nondeterminism.
-_TIMERS = re.compile(r"timeit|perf_counter|median_seconds|log_compiles")
+# A timing cell's output changes from run to run (a progress bar reports its rate too); the
+# tag exempts it from the reproducibility test, so it must really be measuring time and not
+# hiding some other nondeterminism.
+_TIMERS = re.compile(r"timeit|perf_counter|median_seconds|log_compiles|tqdm")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_id)

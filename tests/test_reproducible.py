@@ -1,0 +1,76 @@
+"""Every page is reproducible: executing a notebook again gives the outputs the website shows.
+
+The website build executed each notebook once (the `built_site` fixture); here each is executed
+a second time and compared output by output. Cells tagged `timing` are skipped, since a
+measurement differs on every run (the policy tests check that such cells really time
+something). Only what legitimately changes between two kernels is normalized: the temporary
+file name IPython gives each cell, temporary directories, and memory addresses.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from helpers.notebooks import chapter_notebooks
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = chapter_notebooks(ROOT)
+
+
+def _normalize(text: str) -> str:
+    text = re.sub(r"/tmp/ipykernel_\d+/\d+\.py", "<cell>", text)
+    text = re.sub(r"/tmp/tmp\w+", "<tmpdir>", text)  # tempfile's random directory names
+    return re.sub(r"0x[0-9a-f]{6,}", "0x…", text)
+
+
+def _outputs(cell: nbformat.NotebookNode) -> list[tuple]:
+    """A cell's outputs as comparable tuples; stream chunks are joined (their split varies)."""
+    result: list[tuple] = []
+    for output in cell.get("outputs", []):
+        if output.output_type == "stream":
+            if result and result[-1][0] == f"stream:{output.name}":
+                result[-1] = (result[-1][0], result[-1][1] + _normalize(output.text))
+            else:
+                result.append((f"stream:{output.name}", _normalize(output.text)))
+        elif output.output_type in ("execute_result", "display_data"):
+            for mime, data in sorted(output.data.items()):
+                result.append((mime, _normalize(data) if isinstance(data, str) else data))
+        elif output.output_type == "error":
+            result.append(("error", output.ename, _normalize(output.evalue)))
+    return result
+
+
+def _first_difference(a: list[tuple], b: list[tuple]) -> str:
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            lines = zip(str(x[-1]).splitlines(), str(y[-1]).splitlines(), strict=False)
+            first = next(((p, q) for p, q in lines if p != q), (str(x)[:200], str(y)[:200]))
+            return f"{x[0]}: {first[0]!r} != {first[1]!r}"
+    return f"{len(a)} outputs != {len(b)} outputs"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_second_run_gives_the_same_outputs(path: Path, built_site: Path):
+    executed = built_site.parent / "jupyter_execute" / path.relative_to(ROOT)
+    assert executed.exists(), f"the website build left no executed copy of {path.name}"
+    first = nbformat.read(executed, as_version=4)
+    second = nbformat.read(path, as_version=4)
+    NotebookClient(
+        second, kernel_name="python3", timeout=600,
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
+
+    code = [(a, b) for a, b in zip(first.cells, second.cells, strict=True) if b.cell_type == "code"]
+    differences = [
+        f"code cell {number}: {_first_difference(_outputs(a), _outputs(b))}"
+        for number, (a, b) in enumerate(code)
+        if "timing" not in b.metadata.get("tags", []) and _outputs(a) != _outputs(b)
+    ]
+    assert not differences, f"{path.name} gave other outputs on a second run:\n" + "\n".join(
+        differences
+    )
