@@ -31,7 +31,7 @@ book: $(INSTALLED)
 	@echo "Open $(CURDIR)/_build/html/index.html in a browser."
 
 test: $(INSTALLED) chromium
-	$(BIN)/ruff check helpers tests book _ext
+	$(BIN)/ruff check helpers tests book _ext benchmarks
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
 
 chromium:
@@ -61,7 +61,7 @@ test-latest: chromium
 	$(LATEST)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade \
 	  -c $(LATEST)/jax-pins.txt flax optax orbax-checkpoint matplotlib
 	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -iE '^(jax|jaxlib|flax|optax|orbax-checkpoint|matplotlib) '
-	$(LATEST)/bin/ruff check helpers tests book _ext
+	$(LATEST)/bin/ruff check helpers tests book _ext benchmarks
 	CHROMIUM=$(CHROMIUM) $(LATEST)/bin/python -m pytest
 
 lab: $(INSTALLED)

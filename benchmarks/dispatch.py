@@ -1,0 +1,114 @@
+"""Dispatch overhead: what one tiny operation costs, and what a host round trip costs.
+
+1. ``x + 1`` on an array of 8 numbers: NumPy, PyTorch eager, JAX eager and a jitted function.
+   The arithmetic is nothing; the time is the overhead of getting an operation to run.
+2. 100 steps of a tiny jitted update, three ways: dispatched from a Python loop with the
+   results left on the device; the same loop converting the loss to a Python float at every
+   step (a host round trip: Python waits for the device, then copies the number back); and all
+   100 steps inside one compiled ``lax.scan``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import helpers
+from benchmarks.common import seconds, timing_record
+
+TINY = 8
+
+
+def add_one(x):
+    return x + 1
+
+
+def step(w):
+    """One tiny update with a loss, like a training step on a very small model."""
+    loss = jnp.sum(w * w)
+    return w - 0.01 * 2 * w, loss
+
+
+def loop_on_device(step_jit, w, steps):
+    losses = []
+    for _ in range(steps):
+        w, loss = step_jit(w)
+        losses.append(loss)  # stays on the device: Python never waits inside the loop
+    return w, losses
+
+
+def loop_with_round_trips(step_jit, w, steps):
+    losses = []
+    for _ in range(steps):
+        w, loss = step_jit(w)
+        losses.append(float(loss))  # wait for the device, copy one number to the host
+    return w, losses
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """The whole dispatch benchmark as a JSON-ready dict."""
+    repeat = 3 if quick else 21
+    steps = 10 if quick else 100
+
+    x_np = np.ones(TINY, dtype=np.float32)
+    x = jnp.asarray(x_np)
+    add_one_jit = jax.jit(add_one)
+    tiny = {
+        "numpy": helpers.timeit(add_one, x_np, repeat=repeat),
+        "jax_eager": helpers.timeit(add_one, x, repeat=repeat),
+        "jax_jit": helpers.timeit(add_one_jit, x, repeat=repeat),
+    }
+    try:
+        import torch
+
+        tiny["pytorch_eager"] = helpers.timeit(add_one, torch.ones(TINY), repeat=repeat)
+    except ImportError:  # PyTorch is optional here
+        pass
+
+    w = jnp.ones((TINY,))
+    step_jit = jax.jit(step)
+
+    def scanned(w):
+        return jax.lax.scan(lambda w, _: step(w), w, length=steps)
+
+    scanned_jit = jax.jit(scanned)
+    compile_s = {
+        "add_one": seconds(lambda: jax.jit(add_one).lower(x).compile()),
+        "step": seconds(lambda: jax.jit(step).lower(w).compile()),
+        "scan": seconds(lambda: jax.jit(scanned).lower(w).compile()),
+    }
+    loops = {
+        "python_loop_on_device": helpers.timeit(loop_on_device, step_jit, w, steps, repeat=repeat),
+        "python_loop_round_trip": helpers.timeit(loop_with_round_trips, step_jit, w, steps,
+                                                 repeat=repeat),
+        "lax_scan": helpers.timeit(scanned_jit, w, repeat=repeat),
+    }
+    # The three loops compute the same losses.
+    on_device = np.asarray(jnp.stack(loop_on_device(step_jit, w, steps)[1]))
+    assert np.allclose(on_device, loop_with_round_trips(step_jit, w, steps)[1])
+    assert np.allclose(on_device, np.asarray(scanned_jit(w)[1]))
+
+    per_step = {name: t.median / steps for name, t in loops.items()}
+    return {
+        "tiny_op": {
+            "operation": f"x + 1, x of {TINY} float32 numbers",
+            "variants": {name: timing_record(t) for name, t in tiny.items()},
+        },
+        "loop": {
+            "steps": steps,
+            "step": f"w - 0.02 * w and sum(w * w), w of {TINY} float32 numbers",
+            "variants": {name: {**timing_record(t), "per_step_s": per_step[name]}
+                         for name, t in loops.items()},
+            "round_trip_per_step_s": max(
+                per_step["python_loop_round_trip"] - per_step["python_loop_on_device"], 0.0),
+        },
+        "compile_s": compile_s,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(run()))

@@ -1,0 +1,167 @@
+"""The benchmark suite's own code: it runs, and it writes JSON the appendix can read.
+
+The suite runs once with ``--quick`` (tiny sizes, one run each) in a fresh process, as a
+reader runs it. Nothing here looks at how fast anything was: timings depend on the machine,
+so the checks are about the document's structure (keys, types, non-negative numbers, the
+device description), never about its values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LATEST = ROOT / "benchmarks" / "results" / "latest.json"
+TRAINERS = ("pytorch", "pytorch_1_thread", "jax_dataloader", "jax_scan")
+SCHEMA_VERSION = 1  # the layout this test and the appendix know; bump all three together
+TIMING_KEYS = {"median_s", "spread_s", "runs_s", "calls_per_run"}
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
+    """The JSON document of ``python -m benchmarks --quick``, and what it printed."""
+    out = tmp_path_factory.mktemp("benchmarks") / "quick.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(out.read_text(encoding="utf-8")), done.stdout
+
+
+def _non_negative_numbers(node: Any, where: str = "$") -> None:
+    """Every number in the document is finite and non-negative (booleans aside)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _non_negative_numbers(value, f"{where}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _non_negative_numbers(value, f"{where}[{i}]")
+    elif isinstance(node, int | float) and not isinstance(node, bool):
+        assert math.isfinite(node) and node >= 0, f"{where} = {node!r}"
+
+
+def _timings(node: Any) -> list[dict[str, Any]]:
+    """Every timing record (a dict with ``median_s``) anywhere in the document."""
+    if isinstance(node, dict):
+        found = [node] if "median_s" in node else []
+        return found + [t for value in node.values() for t in _timings(value)]
+    if isinstance(node, list):
+        return [t for value in node for t in _timings(value)]
+    return []
+
+
+def _check_timing(record: dict[str, Any]) -> None:
+    assert TIMING_KEYS <= set(record), f"timing record without {TIMING_KEYS - set(record)}"
+    runs = record["runs_s"]
+    assert isinstance(runs, list) and runs and all(isinstance(r, float) for r in runs)
+    assert isinstance(record["calls_per_run"], int) and record["calls_per_run"] >= 1
+    # The median is one of the runs' values or between two of them: a check of the
+    # bookkeeping, not of any speed.
+    assert min(runs) <= record["median_s"] <= max(runs)
+
+
+def check_document(document: dict[str, Any], benchmarks: tuple[str, ...]) -> None:
+    """The structure the appendix "Performance, measured" relies on."""
+    assert document["schema_version"] == SCHEMA_VERSION
+    datetime.fromisoformat(document["created_utc"])
+    assert isinstance(document["quick"], bool)
+    _non_negative_numbers(document)
+
+    machine = document["machine"]
+    assert isinstance(machine["platform"], str) and isinstance(machine["cpu_model"], str)
+    assert isinstance(machine["cpu_count"], int) and machine["cpu_count"] >= 1
+    assert isinstance(machine["jax_backend"], str) and machine["jax_backend"]
+    assert machine["jax_devices"], "no JAX device described"
+    for device in machine["jax_devices"]:
+        assert {"id", "platform", "device_kind"} <= set(device)
+    for package in ("python", "jax", "jaxlib", "flax", "optax", "torch", "numpy"):
+        assert package in machine["versions"]
+    assert isinstance(machine["versions"]["jax"], str)
+
+    assert set(document["benchmarks"]) == set(benchmarks)
+    assert set(document["seconds"]) == {*benchmarks, "total"}
+    for record in _timings(document):
+        _check_timing(record)
+
+    if "elementwise" in benchmarks:
+        elementwise = document["benchmarks"]["elementwise"]
+        assert [r["n"] for r in elementwise["results"]] == elementwise["sizes"]
+        for result in elementwise["results"]:
+            assert set(result["variants"]) == {
+                "numpy", "jax_eager", "jax_jit", "copy_numpy", "copy_jax_jit"}
+            assert result["bytes_moved"] == 2 * result["n"] ** 2 * 4
+            assert all("bandwidth_GBps" in v for v in result["variants"].values())
+            assert set(result["one_off_s"]) == {
+                "jax_jit_compile_s", "copy_jax_jit_compile_s", "jax_eager_first_call_s"}
+        summary = elementwise["summary"]
+        assert summary["largest_n"] == elementwise["sizes"][-1]
+        assert {"copy_bandwidth_GBps", "jit_speedup_vs_numpy",
+                "jit_fraction_of_copy_bandwidth"} <= set(summary)
+        if machine["jax_backend"] == "cpu":
+            diagnostics = elementwise["diagnostics"]
+            assert diagnostics["n"] == summary["largest_n"]
+            assert {"numpy", "jax_jit", "jax_jit_without_transpose",
+                    "copy_jax_jit"} <= set(diagnostics["variants"])
+
+    if "training" in benchmarks:
+        training = document["benchmarks"]["training"]
+        assert set(training["trainers"]) == set(TRAINERS)
+        for name, trainer in training["trainers"].items():
+            assert trainer["trainer"] == name
+            assert isinstance(trainer["reached_target"], bool)
+            assert isinstance(trainer["epochs_to_target"], int) and trainer["epochs_to_target"] >= 1
+            assert 0 <= trainer["final_test_accuracy"] <= 1
+            assert trainer["steps"] == (
+                trainer["epochs_to_target"] * training["setup"]["steps_per_epoch"])
+            assert isinstance(trainer["compile_s"], dict)
+            assert (trainer["compile_s"] == {}) == name.startswith("pytorch")
+            breakdown = trainer["epoch_breakdown"]
+            assert (breakdown is not None) == (name == "jax_dataloader")
+            if breakdown is not None:
+                assert set(breakdown) == {"loader_only", "steps_only"}
+            memory = trainer["memory"]
+            assert {"peak_rss_bytes", "rss_at_start_bytes", "rss_after_setup_bytes",
+                    "device_peak_bytes"} <= set(memory)
+            if memory["peak_rss_bytes"] is not None:
+                assert memory["peak_rss_bytes"] >= memory["rss_after_setup_bytes"] > 0
+        assert set(training["summary"]) >= {
+            "scan_epoch_speedup_vs_dataloader", "scan_time_to_accuracy_speedup_vs_pytorch"}
+
+    if "dispatch" in benchmarks:
+        dispatch = document["benchmarks"]["dispatch"]
+        assert {"numpy", "jax_eager", "jax_jit"} <= set(dispatch["tiny_op"]["variants"])
+        loop = dispatch["loop"]
+        assert set(loop["variants"]) == {
+            "python_loop_on_device", "python_loop_round_trip", "lax_scan"}
+        assert isinstance(loop["steps"], int) and loop["steps"] >= 1
+
+
+def test_quick_run_writes_a_valid_document(quick_run):
+    document, printed = quick_run
+    assert document["quick"] is True
+    check_document(document, ("elementwise", "dispatch", "training"))
+    assert "wrote " in printed  # the summary for the terminal, then where the JSON went
+
+
+def test_committed_results_are_a_full_valid_run():
+    # The appendix renders this file; it must come from a full run, not a smoke test.
+    document = json.loads(LATEST.read_text(encoding="utf-8"))
+    check_document(document, ("elementwise", "dispatch", "training"))
+    assert document["quick"] is False
+    assert all(t["reached_target"] for t in document["benchmarks"]["training"]["trainers"].values())
+
+
+def test_only_runs_the_named_benchmark(tmp_path: Path):
+    out = tmp_path / "dispatch.json"
+    subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--only", "dispatch",
+                    "--out", str(out)], cwd=ROOT, check=True, capture_output=True, timeout=120)
+    check_document(json.loads(out.read_text(encoding="utf-8")), ("dispatch",))
