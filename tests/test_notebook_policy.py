@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+from site_checks import toc_pages
 
 from helpers.notebooks import (
     SETUP_CELL_TAG,
@@ -21,22 +21,7 @@ NOTEBOOKS = chapter_notebooks(ROOT)
 # Chapters (NN_name.ipynb) follow the full pattern; appendix notebooks (appendix_name.ipynb)
 # share the set-up cell, title, banner and storage rules but have no exercises or goals.
 CHAPTERS = [p for p in NOTEBOOKS if re.match(r"\d\d_", p.name)]
-
-
-def _toc_files(node: object) -> list[str]:
-    """Every ``file:`` entry of ``_toc.yml``, in order."""
-    if isinstance(node, dict):
-        found = [node["file"]] if "file" in node else []
-        for value in node.values():
-            found += _toc_files(value)
-        return found
-    if isinstance(node, list):
-        return [f for item in node for f in _toc_files(item)]
-    return []
-
-
-TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-TOC_FILES = [TOC["root"], *_toc_files(TOC.get("parts", []))]
+TOC_FILES = [page.docname for page in toc_pages(ROOT)]
 
 
 def _cells(path: Path) -> list[dict]:
