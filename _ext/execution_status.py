@@ -16,7 +16,6 @@ A notebook that was executed but printed no banner is reported as a build warnin
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,41 +28,16 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from helpers.env import parse_banner  # the banner's format and its parser live together
+
 logger = logging.getLogger(__name__)
 
-# 'JAX 0.10.2 | flax 0.12.8 | optax 0.2.8 | backend: cpu | 1 device: cpu', printed or shown
-# as a string's repr.
-_BANNER = re.compile(
-    r"JAX (?P<jax>\S+)(?P<packages>(?: \| [^|\n]+?)*) \| backend: (?P<backend>[^|\n]+?) \| "
-    r"(?P<devices>\d+ devices?: [^\n'\"]+)"
-)
 _NAMED_COLUMNS = ("flax", "optax")
 _MISSING = "—"
 
 
 class ExecutionStatusNode(nodes.General, nodes.Element):
     """Where the table goes; replaced once every notebook has been executed."""
-
-
-def parse_banner(text: str) -> dict[str, Any] | None:
-    """The versions and devices in the first environment banner in ``text``, or None."""
-    match = _BANNER.search(text)
-    if match is None:
-        return None
-    packages = {}
-    for part in match["packages"].split(" | ")[1:]:
-        part = part.strip()
-        if part.endswith(" not installed"):
-            packages[part.removesuffix(" not installed")] = "not installed"
-        else:
-            name, _, version = part.rpartition(" ")
-            packages[name or version] = version if name else ""
-    return {
-        "jax": match["jax"],
-        "packages": packages,
-        "backend": match["backend"].strip(),
-        "devices": match["devices"].strip(),
-    }
 
 
 def _exec_data(env: BuildEnvironment, docname: str) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@ import jax
 import pytest
 
 from helpers import environment_banner
+from helpers.env import parse_banner
 
 
 def test_banner_names_version_backend_and_devices():
@@ -26,3 +27,11 @@ def test_banner_adds_requested_packages():
 def test_banner_rejects_bad_package_names(bad):
     with pytest.raises(TypeError):
         environment_banner(bad)
+
+
+def test_the_banner_parses_back():
+    parsed = parse_banner(environment_banner(("flax", "surely-not-a-real-package")))
+    assert parsed is not None
+    assert parsed["jax"] == jax.__version__ and parsed["backend"] == jax.default_backend()
+    assert parsed["packages"]["surely-not-a-real-package"] == "not installed"
+    assert parsed["devices"].startswith(f"{len(jax.devices())} device")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from html.parser import HTMLParser
 from importlib import metadata
 from pathlib import Path
@@ -12,9 +11,9 @@ import jax
 import pytest
 from site_checks import toc_pages
 
+from helpers.env import parse_banner
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "_ext"))
-from execution_status import parse_banner  # noqa: E402 - the extension lives in _ext/
 
 NOTEBOOKS = [page for page in toc_pages(ROOT) if page.is_notebook]
 
