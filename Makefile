@@ -1,30 +1,64 @@
 # The book's commands. Each creates .venv and installs requirements.txt first if needed.
 #   make book   build the website, every notebook executed  -> _build/html/index.html
-#   make test   lint, then every test (notebooks executed with nbmake, the website built)
+#   make test   lint, then every test (notebooks executed with nbmake, the website built, every
+#               notebook run again in an environment with Colab's package versions)
 #   make lab    open the chapters in JupyterLab
-#   make tidy   refresh the notebooks' set-up cells from _config.yml and strip outputs
+#   make tidy   refresh the notebooks' set-up cells from _config.yml and requirements.txt, and
+#               strip outputs
 #   make install  only create .venv and install requirements.txt
 #   make chromium  install Debian's Chromium for the website tests if missing (make test does)
-#   make test-latest  early warning: the whole suite with the newest flax, optax, orbax and
-#                     matplotlib that the pinned jax allows, in .venv-latest (not run by CI)
+#   make test-latest  early warning: the whole suite with the newest releases of every library
+#                     the book teaches, jax and jaxlib included, in .venv-latest (not run by CI)
+#
+# Variables: PYTHON=/path/to/python3.13 (found by itself otherwise), TORCH_INDEX_URL=<a PyTorch
+# wheel index> to take torch from there (https://download.pytorch.org/whl/cpu: the CPU build).
 
-PYTHON ?= python3
+# The Python that CI and Colab run (.python-version says the same to pyenv and uv): python3.13
+# on PATH (pyenv's shim finds it through .python-version), else a pyenv- or uv-installed one.
+PYTHON_VERSION := $(shell cat .python-version)
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(firstword $(foreach candidate, python$(PYTHON_VERSION) python3 \
+  $(wildcard $(HOME)/.pyenv/versions/$(PYTHON_VERSION).*/bin/python$(PYTHON_VERSION)) \
+  $(wildcard $(HOME)/.local/share/uv/python/cpython-$(PYTHON_VERSION).*/bin/python$(PYTHON_VERSION)), \
+  $(shell $(candidate) -c 'import sys; print(sys.executable) if "%d.%d" % sys.version_info[:2] == "$(PYTHON_VERSION)" else None' 2>/dev/null)))
+endif
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
+UV_PIN := $(shell grep -E '^uv==' requirements.txt)
+TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
+TORCH_INDEX_URL ?=
 JUPYTERLAB := jupyterlab==4.6.6
 # The browser the website tests drive (Debian's package `chromium`).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: book test test-latest lab tidy install chromium clean
+define NO_PYTHON
+Python $(PYTHON_VERSION) is needed (the version CI and Colab run) and none was found.
+Install it (pyenv install $(PYTHON_VERSION), uv python install $(PYTHON_VERSION), or your
+system's package), or name one: make PYTHON=/path/to/python$(PYTHON_VERSION) ...
+endef
+export NO_PYTHON
 
-$(INSTALLED): requirements.txt pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed: run make with PYTHON=python3.11")'
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+# Creates (or, when it holds another Python, recreates) the environment $(1) and installs
+# requirements.txt into it with uv.
+define make_venv
+	@test -n "$(PYTHON)" || { echo "$$NO_PYTHON" >&2; exit 1; }
+	@$(1)/bin/python -c 'import sys; sys.exit("%d.%d" % sys.version_info[:2] != "$(PYTHON_VERSION)")' \
+	  2>/dev/null || { rm -rf $(1) && echo "Creating $(1) with $(PYTHON)" && $(PYTHON) -m venv $(1); }
+	$(1)/bin/python -m pip install --quiet --disable-pip-version-check "$(UV_PIN)"
+	$(if $(TORCH_INDEX_URL),$(1)/bin/uv pip install --python $(1)/bin/python \
+	  --index-url $(TORCH_INDEX_URL) "$(TORCH_PIN)")
+	$(1)/bin/uv pip install --quiet --python $(1)/bin/python -r requirements.txt
+endef
+
+$(INSTALLED): requirements.txt pyproject.toml .python-version
+	$(call make_venv,$(VENV))
 	touch $@
 
 install: $(INSTALLED)
+
+.PHONY: book test test-latest lab tidy install chromium clean
+
 
 book: $(INSTALLED)
 	$(BIN)/jupyter-book build . -W -n --keep-going
@@ -51,21 +85,21 @@ chromium:
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core && \
 	test -x "$(CHROMIUM)" || { echo "Installing chromium did not provide $(CHROMIUM)." >&2; exit 1; }
 
-# The same tests against the newest releases of the libraries the book teaches, with jax and
-# jaxlib held at their pins, so a breaking release shows up here before readers meet it.
+# The same tests against the newest releases of the libraries the book teaches (jax and jaxlib
+# included) and of numpy, matplotlib and torch, so a breaking release shows up here before
+# readers meet it.
 LATEST := .venv-latest
 test-latest: chromium
-	test -x $(LATEST)/bin/python || $(PYTHON) -m venv $(LATEST)
-	$(LATEST)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	grep -E '^(jax|jaxlib)==' requirements.txt > $(LATEST)/jax-pins.txt
-	$(LATEST)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade \
-	  -c $(LATEST)/jax-pins.txt flax optax orbax-checkpoint matplotlib
-	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -iE '^(jax|jaxlib|flax|optax|orbax-checkpoint|matplotlib) '
+	$(call make_venv,$(LATEST))
+	$(LATEST)/bin/uv pip install --quiet --python $(LATEST)/bin/python --upgrade \
+	  jax jaxlib flax optax orbax-checkpoint numpy matplotlib tqdm torch
+	$(LATEST)/bin/uv pip list --python $(LATEST)/bin/python 2>/dev/null | \
+	  grep -iE '^(jax|jaxlib|flax|optax|orbax-checkpoint|numpy|matplotlib|torch) '
 	$(LATEST)/bin/ruff check helpers tests book _ext benchmarks
 	CHROMIUM=$(CHROMIUM) $(LATEST)/bin/python -m pytest
 
 lab: $(INSTALLED)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(JUPYTERLAB)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python $(JUPYTERLAB)
 	$(BIN)/jupyter lab book
 
 tidy: $(INSTALLED)

@@ -27,7 +27,7 @@ import hashlib
 import numbers
 import os
 from pathlib import Path
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -36,8 +36,6 @@ import orbax.checkpoint as ocp
 import tensorstore as ts
 
 __all__ = ["CheckpointError", "Restored", "restore_state", "save_state"]
-
-T = TypeVar("T")
 
 _DIGESTS = "helpers.checkpoints.sha256"  # the key of our entry in Orbax's custom metadata
 _UNFINISHED = ".orbax-checkpoint-tmp"  # how Orbax names a step directory still being written
@@ -56,7 +54,7 @@ class CheckpointError(RuntimeError):
         self.path = path
 
 
-class Restored(NamedTuple, Generic[T]):
+class Restored[T](NamedTuple):
     """What :func:`restore_state` returns: the step it restored, and the restored state."""
 
     step: int
@@ -296,7 +294,7 @@ def _check_values(restored: Any, digests: dict[str, Any], step_dir: Path) -> Non
             )
 
 
-def restore_state(
+def restore_state[T](
     directory: str | os.PathLike[str], target: T, step: int | None = None
 ) -> Restored[T]:
     """Restore checkpoint ``step`` (default: the newest) from ``directory`` into ``target``.

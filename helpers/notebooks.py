@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,24 +23,34 @@ __all__ = [
     "INSTALL_SOURCE_VARIABLE",
     "SETUP_CELL_TAG",
     "chapter_notebooks",
+    "TAUGHT_LIBRARIES",
     "repository_url",
     "setup_cell_source",
+    "tested_versions",
     "tidy_notebook",
 ]
 
 SETUP_CELL_TAG = "remove-cell"
 # Set to a pip requirement (a path, a wheel, a git URL) to install `helpers` from there
-# outside Colab too: the test of a notebook's self-sufficiency points it at this checkout.
+# outside Colab too: the Colab tests point it at this checkout.
 INSTALL_SOURCE_VARIABLE = "EXECUTABLE_JAX_HELPERS"
+# The libraries the book teaches, which the set-up cell brings to their tested versions.
+TAUGHT_LIBRARIES = ("jax", "jaxlib", "flax", "optax", "orbax-checkpoint")
 
-_TEMPLATE = '''\
-# Set-up (hidden on the website). On Colab this installs the book's `helpers` package and, with
-# it, any library that Colab lacks or has too old. Elsewhere `make book` / `make lab` have
-# installed everything already and this cell does nothing.
+_TEMPLATE = """\
+# Set-up (hidden on the website). On Colab this brings JAX, Flax, Optax and Orbax to the versions
+# the book is tested with (JAX with the runtime's GPU or TPU package), installs the book's
+# `helpers` package, and prints one line saying what it changed. Elsewhere `make book` /
+# `make lab` have installed everything already and this cell does nothing.
+import importlib.metadata
 import importlib.util
 import os
+import re
 import subprocess
 import sys
+import time
+
+TESTED = {tested}
 
 if importlib.util.find_spec("helpers") is None:
     if "google.colab" not in sys.modules and "{variable}" not in os.environ:
@@ -48,9 +59,45 @@ if importlib.util.find_spec("helpers") is None:
             "`make lab` (see README.md), or `pip install -r requirements.txt` in the "
             "environment of this kernel."
         )
-    _source = os.environ.get("{variable}", "git+{url}.git")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", _source], check=True)
-    importlib.invalidate_caches()'''
+
+    def _name(distribution):
+        return re.sub(r"[-_.]+", "-", distribution).lower()
+
+    def _installed():
+        return {{_name(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()}}
+
+    def _release(version):
+        return tuple(int(part) for part in re.findall(r"\\d+", version.split("+")[0])[:4])
+
+    before = _installed()
+    accelerator = (
+        "[cuda12]" if "jax-cuda12-plugin" in before else "[tpu]" if "libtpu" in before else ""
+    )
+    wanted = [
+        f"{{name}}{{accelerator if name == 'jax' else ''}}=={{version}}"
+        for name, version in TESTED.items()
+        if name not in before or _release(before[name]) < _release(version)
+    ]
+    source = os.environ.get("{variable}", "git+{url}.git")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *wanted, source], check=True)
+    importlib.invalidate_caches()
+    after = _installed()
+    changed = sorted(name for name in after if before.get(name) != after[name])
+    print("Set-up: installed", ", ".join(
+        f"{{name}} {{before[name]}} -> {{after[name]}}" if name in before
+        else f"{{name}} {{after[name]}}"
+        for name in changed
+    ))
+    # A module imported before its upgrade stays the old one until Python restarts.
+    stale = sorted(
+        module for module, names in importlib.metadata.packages_distributions().items()
+        if module in sys.modules and any(_name(name) in changed for name in names)
+    )
+    if stale:
+        print(f"{{', '.join(stale)}} had been imported before the upgrade, so the runtime restarts "
+              "now. Then run the notebook again (Runtime > Run all).", flush=True)
+        time.sleep(1)  # lets the message reach the notebook
+        os.kill(os.getpid(), 9)"""
 
 
 def repository_url(config_path: str | Path) -> str:
@@ -62,12 +109,28 @@ def repository_url(config_path: str | Path) -> str:
     return url.rstrip("/").removesuffix(".git")
 
 
-def setup_cell_source(url: str) -> str:
-    """The source of the set-up cell that installs ``helpers`` from the repository ``url``."""
+def tested_versions(requirements_path: str | Path) -> dict[str, str]:
+    """The pinned versions (``name==version``) of the taught libraries in ``requirements.txt``."""
+    pins = {}
+    for line in Path(requirements_path).read_text(encoding="utf-8").splitlines():
+        name, sep, version = line.split("#")[0].strip().partition("==")
+        if sep:
+            pins[re.sub(r"[-_.]+", "-", name.split("[")[0]).lower()] = version.strip()
+    missing = [name for name in TAUGHT_LIBRARIES if name not in pins]
+    if missing:
+        raise ValueError(f"{requirements_path} pins no version of {', '.join(missing)}")
+    return {name: pins[name] for name in TAUGHT_LIBRARIES}
+
+
+def setup_cell_source(url: str, tested: dict[str, str]) -> str:
+    """The set-up cell: taught libraries brought up to ``tested``, ``helpers`` from ``url``."""
     if not isinstance(url, str) or not url.startswith("https://") or not urlsplit(url).netloc:
         raise ValueError(f"url must be an https:// URL with a host, got {url!r}")
+    if set(tested) != set(TAUGHT_LIBRARIES):
+        raise ValueError(f"tested must give versions of exactly {TAUGHT_LIBRARIES}, got {tested}")
     url = url.rstrip("/").removesuffix(".git")
-    return _TEMPLATE.format(url=url, variable=INSTALL_SOURCE_VARIABLE)
+    lines = "".join(f'    "{name}": "{version}",\n' for name, version in tested.items())
+    return _TEMPLATE.format(url=url, variable=INSTALL_SOURCE_VARIABLE, tested="{\n" + lines + "}")
 
 
 def chapter_notebooks(root: str | Path) -> list[Path]:
@@ -87,7 +150,7 @@ def _setup_cell(source: str) -> dict[str, Any]:
     }
 
 
-def tidy_notebook(path: str | Path, url: str) -> bool:
+def tidy_notebook(path: str | Path, url: str, tested: dict[str, str]) -> bool:
     """Put the current set-up cell first and strip outputs; return whether the file changed."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")
@@ -99,7 +162,7 @@ def tidy_notebook(path: str | Path, url: str) -> bool:
         and first["cell_type"] == "code"
         and SETUP_CELL_TAG in first.get("metadata", {}).get("tags", [])
     )
-    cell = _setup_cell(setup_cell_source(url))
+    cell = _setup_cell(setup_cell_source(url, tested))
     if is_setup:
         cell["id"] = first.get("id", "setup")
         cells[0] = cell
@@ -121,8 +184,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("root", nargs="?", default=".", help="the repository root")
     root = Path(parser.parse_args(argv).root)
     url = repository_url(root / "_config.yml")
+    tested = tested_versions(root / "requirements.txt")
     for notebook in chapter_notebooks(root):
-        if tidy_notebook(notebook, url):
+        if tidy_notebook(notebook, url, tested):
             print(f"tidied {notebook}")
 
 
