@@ -24,9 +24,9 @@ __all__ = [
     "SETUP_CELL_TAG",
     "chapter_notebooks",
     "TAUGHT_LIBRARIES",
+    "pinned_versions",
     "repository_url",
     "setup_cell_source",
-    "tested_versions",
     "tidy_notebook",
 ]
 
@@ -109,7 +109,7 @@ def repository_url(config_path: str | Path) -> str:
     return url.rstrip("/").removesuffix(".git")
 
 
-def tested_versions(requirements_path: str | Path) -> dict[str, str]:
+def pinned_versions(requirements_path: str | Path) -> dict[str, str]:
     """The pinned versions (``name==version``) of the taught libraries in ``requirements.txt``."""
     pins = {}
     for line in Path(requirements_path).read_text(encoding="utf-8").splitlines():
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("root", nargs="?", default=".", help="the repository root")
     root = Path(parser.parse_args(argv).root)
     url = repository_url(root / "_config.yml")
-    tested = tested_versions(root / "requirements.txt")
+    tested = pinned_versions(root / "requirements.txt")
     for notebook in chapter_notebooks(root):
         if tidy_notebook(notebook, url, tested):
             print(f"tidied {notebook}")

@@ -23,12 +23,12 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, DeadKernelError
 
-from helpers.notebooks import INSTALL_SOURCE_VARIABLE, chapter_notebooks, tested_versions
+from helpers.notebooks import INSTALL_SOURCE_VARIABLE, chapter_notebooks, pinned_versions
 
 ROOT = Path(__file__).resolve().parent.parent
 COLAB_RUNTIME = ROOT / "tests" / "colab_runtime.txt"
 NOTEBOOKS = chapter_notebooks(ROOT)
-TESTED = tested_versions(ROOT / "requirements.txt")
+TESTED = pinned_versions(ROOT / "requirements.txt")
 
 
 def _pins(path: Path) -> dict[str, str]:
@@ -97,7 +97,7 @@ def colab_runtime(
         yield ColabRuntime(python, "colab", _text(setup))
 
 
-def test_the_setup_cell_brings_colab_to_the_tested_versions(colab_runtime: ColabRuntime):
+def test_the_setup_cell_brings_colab_to_the_pinned_versions(colab_runtime: ColabRuntime):
     colab = _pins(COLAB_RUNTIME)
     printed = colab_runtime.first_setup_output
     (line,) = [line for line in printed.splitlines() if line.startswith("Set-up: installed")]

@@ -64,7 +64,7 @@ from helpers import (
     timeit,
     timing_table,
 )
-from helpers.notebooks import repository_url, setup_cell_source
+from helpers.notebooks import TAUGHT_LIBRARIES, repository_url, setup_cell_source
 
 settings.register_profile(
     "helpers-properties", derandomize=True, database=None, deadline=None, print_blob=False
@@ -885,13 +885,16 @@ def install_sources(source: str) -> list[str]:
     ]
 
 
+TESTED = {name: "1.2.3" for name in TAUGHT_LIBRARIES}
+
+
 @given(url=URLS, suffix=st.sampled_from(["", "/", ".git", ".git/", "//"]))
 @config(150)
 def test_setup_cell_is_valid_python_installing_from_the_url(url, suffix):
-    source = setup_cell_source(url + suffix)
+    source = setup_cell_source(url + suffix, TESTED)
     compile(source, "setup-cell", "exec")
     assert install_sources(source) == [f"git+{url}.git"]
-    assert source == setup_cell_source(url)
+    assert source == setup_cell_source(url, TESTED)
 
 
 @given(
@@ -906,7 +909,7 @@ def test_setup_cell_is_valid_python_installing_from_the_url(url, suffix):
 @config(150)
 def test_setup_cell_rejects_anything_but_an_https_url(url):
     with pytest.raises(ValueError, match="url must be an https:// URL"):
-        setup_cell_source(url)
+        setup_cell_source(url, TESTED)
 
 
 @given(url=URLS, suffix=st.sampled_from(["", "/", ".git"]))

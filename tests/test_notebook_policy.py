@@ -12,6 +12,7 @@ from site_checks import toc_pages
 from helpers.notebooks import (
     SETUP_CELL_TAG,
     chapter_notebooks,
+    pinned_versions,
     repository_url,
     setup_cell_source,
 )
@@ -86,7 +87,9 @@ def test_starts_with_the_setup_cell_then_the_title(path):
     )
     assert setup["cell_type"] == "code"
     assert SETUP_CELL_TAG in setup.get("metadata", {}).get("tags", [])
-    expected = setup_cell_source(repository_url(ROOT / "_config.yml"))
+    expected = setup_cell_source(
+        repository_url(ROOT / "_config.yml"), pinned_versions(ROOT / "requirements.txt")
+    )
     assert "".join(setup["source"]) == expected, "stale set-up cell: run `make tidy`"
 
 

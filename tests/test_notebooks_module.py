@@ -13,12 +13,17 @@ from helpers.notebooks import (
     SETUP_CELL_TAG,
     chapter_notebooks,
     main,
+    pinned_versions,
     repository_url,
     setup_cell_source,
     tidy_notebook,
 )
 
 URL = "https://github.com/someone/some-book"
+TESTED = {
+    "jax": "0.12.0.1", "jaxlib": "0.12.0.1", "flax": "0.12.12", "optax": "0.2.8",
+    "orbax-checkpoint": "0.12.8",
+}
 
 
 def _write_config(root: Path, url: object) -> Path:
@@ -46,16 +51,35 @@ def test_repository_url_rejects_a_missing_or_non_https_url(tmp_path, bad):
 
 
 def test_setup_cell_installs_from_the_repository_on_colab_only():
-    source = setup_cell_source(URL)
+    source = setup_cell_source(URL, TESTED)
     assert f'"git+{URL}.git"' in source
     assert '"google.colab" not in sys.modules' in source
     assert INSTALL_SOURCE_VARIABLE in source
     compile(source, "setup-cell", "exec")  # valid Python
 
 
+def test_setup_cell_pins_the_taught_libraries_and_matches_the_runtime_accelerator():
+    source = setup_cell_source(URL, TESTED)
+    assert '"jax": "0.12.0.1",' in source and '"orbax-checkpoint": "0.12.8",' in source
+    assert '"[cuda12]" if "jax-cuda12-plugin" in before' in source
+    assert '"[tpu]" if "libtpu" in before' in source
+    with pytest.raises(ValueError, match="exactly"):
+        setup_cell_source(URL, {"jax": "0.12.0.1"})
+
+
+def test_pinned_versions_reads_the_pins(tmp_path):
+    requirements = tmp_path / "requirements.txt"
+    lines = [f"{name}=={version}  # why" for name, version in TESTED.items()]
+    requirements.write_text("# pins\nnumpy==2.5.5\n" + "\n".join(lines).replace("orbax-", "Orbax_"))
+    assert pinned_versions(requirements) == TESTED
+    requirements.write_text("jax==0.12.0.1\n")
+    with pytest.raises(ValueError, match="jaxlib, flax, optax, orbax-checkpoint"):
+        pinned_versions(requirements)
+
+
 def test_setup_cell_rejects_a_bad_url():
     with pytest.raises(ValueError, match="https://"):
-        setup_cell_source("github.com/someone/book")
+        setup_cell_source("github.com/someone/book", TESTED)
 
 
 def test_tidy_inserts_the_setup_cell_and_strips_outputs(tmp_path):
@@ -64,20 +88,20 @@ def test_tidy_inserts_the_setup_cell_and_strips_outputs(tmp_path):
     code.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "2"})]
     path = _notebook(tmp_path / "01_x.ipynb", [nbformat.v4.new_markdown_cell("# X"), code])
 
-    assert tidy_notebook(path, URL) is True
+    assert tidy_notebook(path, URL, TESTED) is True
     cells = json.loads(path.read_text())["cells"]
     assert cells[0]["metadata"]["tags"] == [SETUP_CELL_TAG]
-    assert "".join(cells[0]["source"]) == setup_cell_source(URL)
+    assert "".join(cells[0]["source"]) == setup_cell_source(URL, TESTED)
     assert "".join(cells[1]["source"]) == "# X"
     assert cells[2]["outputs"] == [] and cells[2]["execution_count"] is None
-    assert tidy_notebook(path, URL) is False  # idempotent: nothing left to change
+    assert tidy_notebook(path, URL, TESTED) is False  # idempotent: nothing left to change
 
 
 def test_tidy_replaces_a_stale_setup_cell(tmp_path):
-    stale = nbformat.v4.new_code_cell(setup_cell_source("https://github.com/old/place"))
+    stale = nbformat.v4.new_code_cell(setup_cell_source("https://github.com/old/place", TESTED))
     stale.metadata["tags"] = [SETUP_CELL_TAG]
     path = _notebook(tmp_path / "01_x.ipynb", [stale, nbformat.v4.new_markdown_cell("# X")])
-    assert tidy_notebook(path, URL) is True
+    assert tidy_notebook(path, URL, TESTED) is True
     cells = json.loads(path.read_text())["cells"]
     assert len(cells) == 2
     assert "github.com/old/place" not in "".join(cells[0]["source"])
@@ -85,6 +109,8 @@ def test_tidy_replaces_a_stale_setup_cell(tmp_path):
 
 def test_main_tidies_every_chapter(tmp_path, capsys):
     _write_config(tmp_path, URL)
+    pins = "".join(f"{name}=={version}\n" for name, version in TESTED.items())
+    (tmp_path / "requirements.txt").write_text(pins)
     (tmp_path / "book").mkdir()
     _notebook(tmp_path / "book" / "02_b.ipynb", [nbformat.v4.new_markdown_cell("# B")])
     _notebook(tmp_path / "book" / "01_a.ipynb", [nbformat.v4.new_markdown_cell("# A")])
