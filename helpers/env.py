@@ -20,7 +20,7 @@ def environment_banner(packages: Sequence[str] = ()) -> str:
     ``("flax", "optax")``); one that is not installed is reported as such.
 
     >>> environment_banner()  # doctest: +SKIP
-    'JAX 0.10.2 | backend: cpu | 1 device: cpu'
+    'JAX 0.12.0.1 | backend: cpu | 1 device: cpu'
     """
     if isinstance(packages, str):
         raise TypeError("packages must be a sequence of names, e.g. ('flax',), not one string")
@@ -42,7 +42,7 @@ def environment_banner(packages: Sequence[str] = ()) -> str:
     )
 
 
-# 'JAX 0.10.2 | flax 0.12.8 | optax 0.2.8 | backend: cpu | 1 device: cpu', printed or shown
+# 'JAX 0.12.0.1 | flax 0.12.12 | optax 0.2.8 | backend: cpu | 1 device: cpu', printed or shown
 # as a string's repr.
 _BANNER = re.compile(
     r"JAX (?P<jax>\S+)(?P<packages>(?: \| [^|\n]+?)*) \| backend: (?P<backend>[^|\n]+?) \| "

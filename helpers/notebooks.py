@@ -25,6 +25,7 @@ __all__ = [
     "chapter_notebooks",
     "TAUGHT_LIBRARIES",
     "pinned_versions",
+    "read_pins",
     "repository_url",
     "setup_cell_source",
     "tidy_notebook",
@@ -109,13 +110,19 @@ def repository_url(config_path: str | Path) -> str:
     return url.rstrip("/").removesuffix(".git")
 
 
-def pinned_versions(requirements_path: str | Path) -> dict[str, str]:
-    """The pinned versions (``name==version``) of the taught libraries in ``requirements.txt``."""
+def read_pins(requirements_path: str | Path) -> dict[str, str]:
+    """Every ``name==version`` line of a requirements file, by normalized name."""
     pins = {}
     for line in Path(requirements_path).read_text(encoding="utf-8").splitlines():
         name, sep, version = line.split("#")[0].strip().partition("==")
         if sep:
-            pins[re.sub(r"[-_.]+", "-", name.split("[")[0]).lower()] = version.strip()
+            pins[re.sub(r"[-_.]+", "-", name.split("[")[0]).lower().strip()] = version.strip()
+    return pins
+
+
+def pinned_versions(requirements_path: str | Path) -> dict[str, str]:
+    """The pinned versions of the taught libraries in ``requirements.txt``."""
+    pins = read_pins(requirements_path)
     missing = [name for name in TAUGHT_LIBRARIES if name not in pins]
     if missing:
         raise ValueError(f"{requirements_path} pins no version of {', '.join(missing)}")

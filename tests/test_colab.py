@@ -23,18 +23,17 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, DeadKernelError
 
-from helpers.notebooks import INSTALL_SOURCE_VARIABLE, chapter_notebooks, pinned_versions
+from helpers.notebooks import (
+    INSTALL_SOURCE_VARIABLE,
+    chapter_notebooks,
+    pinned_versions,
+    read_pins,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 COLAB_RUNTIME = ROOT / "tests" / "colab_runtime.txt"
 NOTEBOOKS = chapter_notebooks(ROOT)
 TESTED = pinned_versions(ROOT / "requirements.txt")
-
-
-def _pins(path: Path) -> dict[str, str]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    pins = (line.split("#")[0].strip().partition("==") for line in lines)
-    return {name.lower(): version for name, sep, version in pins if sep}
 
 
 def _kernel_spec(python: Path, name: str, share: Path) -> None:
@@ -72,14 +71,14 @@ def colab_runtime(
     where = tmp_path_factory.mktemp("colab")
     venv = where / "venv"
     uv = Path(sys.executable).parent / "uv"
-    torch = f"torch=={_pins(ROOT / 'requirements.txt')['torch']}"
+    torch = f"torch=={read_pins(ROOT / 'requirements.txt')['torch']}"
     subprocess.run([uv, "venv", "--quiet", "--seed", "--python", sys.executable, venv], check=True)
     python = venv / "bin" / "python"
     subprocess.run(
         [uv, "pip", "install", "--quiet", "--python", python, "-r", COLAB_RUNTIME, torch],
         check=True,
     )
-    colab = _pins(COLAB_RUNTIME)
+    colab = read_pins(COLAB_RUNTIME)
     assert _versions(python, ["jax", "numpy"]) == {"jax": colab["jax"], "numpy": colab["numpy"]}
     probe = subprocess.run([python, "-c", "import helpers"], capture_output=True, cwd=where)
     assert probe.returncode != 0, "helpers must not be importable before the set-up cell"
@@ -98,7 +97,7 @@ def colab_runtime(
 
 
 def test_the_setup_cell_brings_colab_to_the_pinned_versions(colab_runtime: ColabRuntime):
-    colab = _pins(COLAB_RUNTIME)
+    colab = read_pins(COLAB_RUNTIME)
     printed = colab_runtime.first_setup_output
     (line,) = [line for line in printed.splitlines() if line.startswith("Set-up: installed")]
     for name in ("jax", "jaxlib", "flax", "orbax-checkpoint"):

@@ -101,14 +101,14 @@ def test_the_page_lists_every_notebook_with_run_time_versions_and_device(status_
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("JAX 0.10.2 | backend: cpu | 1 device: cpu",
-         {"jax": "0.10.2", "packages": {}, "backend": "cpu", "devices": "1 device: cpu"}),
-        ("'JAX 0.10.2 | flax 0.12.8 | optax 0.2.8 | backend: cpu | 8 devices: 8 × cpu'",
-         {"jax": "0.10.2", "packages": {"flax": "0.12.8", "optax": "0.2.8"}, "backend": "cpu",
+        ("JAX 0.12.0.1 | backend: cpu | 1 device: cpu",
+         {"jax": "0.12.0.1", "packages": {}, "backend": "cpu", "devices": "1 device: cpu"}),
+        ("'JAX 0.12.0.1 | flax 0.12.12 | optax 0.2.8 | backend: cpu | 8 devices: 8 × cpu'",
+         {"jax": "0.12.0.1", "packages": {"flax": "0.12.12", "optax": "0.2.8"}, "backend": "cpu",
           "devices": "8 devices: 8 × cpu"}),
-        ("JAX 0.10.2 | torch 2.13.0+cpu | flax not installed | backend: gpu | "
+        ("JAX 0.12.0.1 | torch 2.15.0+cpu | flax not installed | backend: gpu | "
          "1 device: NVIDIA H100 80GB HBM3\nmore output",
-         {"jax": "0.10.2", "packages": {"torch": "2.13.0+cpu", "flax": "not installed"},
+         {"jax": "0.12.0.1", "packages": {"torch": "2.15.0+cpu", "flax": "not installed"},
           "backend": "gpu", "devices": "1 device: NVIDIA H100 80GB HBM3"}),
     ],
 )
