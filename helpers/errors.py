@@ -48,6 +48,7 @@ def expect_error(
     - Any other exception propagates unchanged, so the cell fails with it.
     - ``match``, a regular expression, must be found in the message (``re.search``).
     - ``max_lines`` shortens a long message to its first lines when printing.
+    - Printing drops memory addresses (``<function f at 0x7f...>`` shows as ``<function f>``).
 
     Use it as ``with expect_error(TypeError): x[0] = 1``; the ``as`` target receives a
     :class:`CaughtError` whose ``value`` is the exception.
@@ -72,7 +73,8 @@ def expect_error(
                 f"{message}"
             ) from exc
         caught.value = exc
-        lines = message.splitlines() or [""]
+        # Memory addresses differ on every run and mean nothing to a reader.
+        lines = re.sub(r" at 0x[0-9a-fA-F]+", "", message).splitlines() or [""]
         if max_lines is not None and len(lines) > max_lines:
             lines = [*lines[:max_lines], "[...]"]
         print(f"{type(exc).__name__} (expected):")

@@ -46,7 +46,6 @@ _TEMPLATE = """\
 import importlib.metadata
 import importlib.util
 import os
-import re
 import subprocess
 import sys
 import time
@@ -62,13 +61,13 @@ if importlib.util.find_spec("helpers") is None:
         )
 
     def _name(distribution):
-        return re.sub(r"[-_.]+", "-", distribution).lower()
+        return distribution.lower().replace("_", "-").replace(".", "-")
 
     def _installed():
         return {{_name(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()}}
 
     def _release(version):
-        return tuple(int(part) for part in re.findall(r"\\d+", version.split("+")[0])[:4])
+        return tuple(int(part) for part in version.split("+")[0].split(".") if part.isdigit())
 
     before = _installed()
     accelerator = (

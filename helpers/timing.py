@@ -154,7 +154,8 @@ def timing_table(timings: Mapping[str, Timing], baseline: str | None = None) -> 
     """A plain-text table of timings with each row's speed relative to ``baseline``.
 
     ``baseline`` defaults to the first row. A speed of ``4.0x`` means four times faster
-    than the baseline (its median divided by this row's median).
+    than the baseline (its median divided by this row's median), ``0.25x`` four times slower;
+    speeds carry two significant digits (``12x``, ``4.0x``, ``0.041x``).
     """
     if not timings:
         raise ValueError("timings is empty: give at least one name -> Timing")
@@ -176,4 +177,13 @@ def timing_table(timings: Mapping[str, Timing], baseline: str | None = None) -> 
 
 
 def _ratio(reference: float, median: float) -> str:
-    return f"{reference / median:.1f}x" if median > 0 else "too fast to resolve"
+    """Two significant digits, so that neither 0.04x nor 4125x hides behind a rounding."""
+    if median <= 0:
+        return "too fast to resolve"
+    ratio = reference / median
+    if ratio >= 9.95:
+        return f"{ratio:.0f}x"
+    if ratio >= 0.995 or ratio == 0:
+        return f"{ratio:.1f}x"
+    rounded = float(f"{ratio:.2g}")  # then as many decimals as two significant digits need
+    return f"{rounded:.{1 - math.floor(math.log10(rounded))}f}x"

@@ -65,3 +65,14 @@ def test_rejects_bad_arguments(args, kwargs, error):
     with pytest.raises(error):
         with expect_error(*args, **kwargs):
             raise ValueError("never reached by the check")
+
+
+def test_expect_error_prints_no_memory_addresses(capsys):
+    def f():
+        pass
+
+    with expect_error(TypeError, match="at 0x"):
+        raise TypeError(f"cannot hash {f!r}")
+    printed = capsys.readouterr().out
+    assert "<function test_expect_error_prints_no_memory_addresses.<locals>.f>" in printed
+    assert "0x" not in printed

@@ -104,7 +104,9 @@ def test_timing_table_reports_speed_relative_to_the_baseline():
     assert lines[1].startswith("slow") and lines[1].endswith("1.0x")
     assert lines[2].startswith("fast") and lines[2].endswith("4.0x")
     timings = {"slow": Timing((0.004,), 1), "fast": Timing((0.001,), 1)}
-    assert timing_table(timings, baseline="fast").splitlines()[1].endswith("0.2x")
+    assert timing_table(timings, baseline="fast").splitlines()[1].endswith("0.25x")
+    many = {"slow": Timing((4.125,), 1), "fast": Timing((0.001,), 1)}
+    assert timing_table(many).splitlines()[2].endswith("4125x")  # no decimals past 10x
 
 
 def test_timing_table_rejects_bad_input():
