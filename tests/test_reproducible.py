@@ -74,3 +74,15 @@ def test_a_second_run_gives_the_same_outputs(path: Path, built_site: Path):
     assert not differences, f"{path.name} gave other outputs on a second run:\n" + "\n".join(
         differences
     )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_outputs_carry_no_colour_codes(path: Path, built_site: Path):
+    # A jaxpr shown by Jupyter's display (a bare expression) or printed without
+    # `jax_pprint_use_color=False` comes out with terminal colour codes, shown raw on the page.
+    executed = nbformat.read(built_site.parent / "jupyter_execute" / path.relative_to(ROOT), 4)
+    coloured = [
+        number for number, cell in enumerate(executed.cells)
+        if cell.cell_type == "code" and "\x1b[" in str(_outputs(cell))
+    ]
+    assert not coloured, f"{path.name}: cells {coloured} print terminal colour codes"
