@@ -66,8 +66,9 @@ if importlib.util.find_spec("helpers") is None:
     def _installed():
         return {{_name(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()}}
 
-    def _release(version):
-        return tuple(int(part) for part in version.split("+")[0].split(".") if part.isdigit())
+    def _release(version):  # "0.12.1rc1" -> (0, 12, 1)
+        parts = version.split("+")[0].split(".")
+        return tuple(int(p[: len(p) - len(p.lstrip("0123456789"))] or 0) for p in parts)
 
     before = _installed()
     accelerator = (

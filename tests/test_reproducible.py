@@ -76,6 +76,17 @@ def test_a_second_run_gives_the_same_outputs(path: Path, built_site: Path):
     )
 
 
+def _shown_text(cell: nbformat.NotebookNode) -> str:
+    """The text a reader sees of a cell's outputs: streams, and plain text without HTML."""
+    texts = []
+    for output in cell.get("outputs", []):
+        if output.output_type == "stream":
+            texts.append(output.text)
+        elif "data" in output and "text/html" not in output.data:
+            texts.append(str(output.data.get("text/plain", "")))
+    return "".join(texts)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_outputs_carry_no_colour_codes(path: Path, built_site: Path):
     # A jaxpr shown by Jupyter's display (a bare expression) or printed without
@@ -83,6 +94,6 @@ def test_outputs_carry_no_colour_codes(path: Path, built_site: Path):
     executed = nbformat.read(built_site.parent / "jupyter_execute" / path.relative_to(ROOT), 4)
     coloured = [
         number for number, cell in enumerate(executed.cells)
-        if cell.cell_type == "code" and "\x1b[" in str(_outputs(cell))
+        if cell.cell_type == "code" and "\x1b[" in _shown_text(cell)
     ]
     assert not coloured, f"{path.name}: cells {coloured} print terminal colour codes"
