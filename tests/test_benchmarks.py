@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from helpers.notebooks import read_pins
+
 ROOT = Path(__file__).resolve().parent.parent
 LATEST = ROOT / "benchmarks" / "results" / "latest.json"
 TRAINERS = ("pytorch", "pytorch_1_thread", "jax_dataloader", "jax_scan")
@@ -158,6 +160,19 @@ def test_committed_results_are_a_full_valid_run():
     check_document(document, ("elementwise", "dispatch", "training"))
     assert document["quick"] is False
     assert all(t["reached_target"] for t in document["benchmarks"]["training"]["trainers"].values())
+
+
+def test_committed_results_were_measured_on_the_pinned_stack():
+    # The appendix presents these numbers as the book's: after raising a pin, run
+    # `python -m benchmarks` again so that the page describes the versions it names.
+    versions = json.loads(LATEST.read_text(encoding="utf-8"))["machine"]["versions"]
+    pins = read_pins(ROOT / "requirements.txt")
+    measured = {name: versions[name].split("+")[0] for name in ("jax", "flax", "optax", "torch")}
+    assert measured == {name: pins[name] for name in measured}, (
+        f"benchmarks/results/latest.json was measured with {measured}; requirements.txt pins "
+        "other versions: run `python -m benchmarks` again"
+    )
+    assert versions["python"].rsplit(".", 1)[0] == (ROOT / ".python-version").read_text().strip()
 
 
 def test_only_runs_the_named_benchmark(tmp_path: Path):
