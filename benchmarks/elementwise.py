@@ -5,8 +5,10 @@ transpose. Its least possible memory traffic is one read of ``x`` and one write 
 ``2 * x.nbytes``; dividing that by the time per call gives the *achieved bandwidth*. The
 *copy bandwidth* of the machine is the same count for the simplest program that moves the same
 bytes: a copy, measured with NumPy (into an existing array) and with a compiled JAX copy (into a
-new buffer, as every JAX result is). No program that reads ``x`` and writes a result of the same
-size can beat the faster of the two by much: that line is the roofline of this benchmark.
+new buffer, as every JAX result is unless an input is donated). For a program that reads ``x``
+and writes a separate result of the same size, the faster of the two is the practical
+ceiling; an update in place of a donated input moves less memory (no destination to bring into
+the cache first) and can pass it.
 
 Run alone with ``python -m benchmarks.elementwise`` (prints the JSON record).
 """
