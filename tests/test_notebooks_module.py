@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
@@ -119,3 +120,16 @@ def test_main_tidies_every_chapter(tmp_path, capsys):
     assert capsys.readouterr().out.count("tidied") == 2
     main([str(tmp_path)])
     assert capsys.readouterr().out == ""
+
+
+def test_setup_cell_compares_versions_by_release_number():
+    # The cell's own version parser (it must not import anything a chapter might import).
+    tree = ast.parse(setup_cell_source(URL, TESTED))
+    (release,) = [node for node in ast.walk(tree)
+                  if isinstance(node, ast.FunctionDef) and node.name == "_release"]
+    namespace: dict = {}
+    exec(compile(ast.Module(body=[release], type_ignores=[]), "setup-cell", "exec"), namespace)
+    parse = namespace["_release"]
+    assert parse("0.12.0.1") == (0, 12, 0, 1) and parse("2.11.0+cu128") == (2, 11, 0)
+    assert parse("0.7.2") < parse("0.12.0.1") < parse("0.12.1rc1")
+    assert parse("0.12.0.1.post1") > parse("0.12.0.1")

@@ -90,7 +90,8 @@ def _shown_text(cell: nbformat.NotebookNode) -> str:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_outputs_carry_no_colour_codes(path: Path, built_site: Path):
     # A jaxpr shown by Jupyter's display (a bare expression) or printed without
-    # `jax_pprint_use_color=False` comes out with terminal colour codes, shown raw on the page.
+    # `jax_pprint_use_color=False` comes out with terminal colour codes; outputs stay plain
+    # text, as the prose quotes them and as a reader's terminal or Colab shows them.
     executed = nbformat.read(built_site.parent / "jupyter_execute" / path.relative_to(ROOT), 4)
     coloured = [
         number for number, cell in enumerate(executed.cells)
