@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=(
         "Measure where JAX's speed comes from on this machine and write the results as JSON."))
     parser.add_argument("--quick", action="store_true",
-                        help="tiny sizes and single runs: checks the code, not the machine")
+                        help="tiny sizes and few runs (at most three): checks the code, "
+                             "not the machine")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
                         help=f"where to write the JSON (default: {DEFAULT_OUT})")
     parser.add_argument("--only", nargs="+", choices=BENCHMARKS, default=list(BENCHMARKS),

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported for annotations only: `helpers` imports JAX, which the PyTorch
-    from helpers import Timing  # trainer's process must not load (see benchmarks.training)
+    from helpers import Timing  # trainer's process loads only late (see benchmarks.training)
 
 PACKAGES = ("jax", "jaxlib", "flax", "optax", "torch", "numpy")
 
@@ -111,6 +111,20 @@ def last_level_cache_bytes() -> int | None:
     return caches[max(caches)] if caches else None
 
 
+def transparent_huge_pages() -> str | None:
+    """Linux's transparent huge pages setting (``always``, ``madvise`` or ``never``), if any.
+
+    NumPy asks for huge pages for its large arrays with ``madvise``: Linux grants them under
+    ``always`` and ``madvise``, never under ``never``.
+    """
+    try:
+        setting = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return None
+    chosen = [word for word in setting.split() if word.startswith("[")]
+    return chosen[0].strip("[]") if chosen else None
+
+
 def machine_info() -> dict[str, Any]:
     """Where the numbers come from: OS, CPU, JAX backend and devices, library versions."""
     import jax
@@ -121,6 +135,7 @@ def machine_info() -> dict[str, Any]:
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "last_level_cache_bytes": last_level_cache_bytes(),
+        "transparent_huge_pages": transparent_huge_pages(),
         "jax_backend": jax.default_backend(),
         "jax_devices": [
             {"id": d.id, "platform": d.platform, "device_kind": d.device_kind} for d in devices

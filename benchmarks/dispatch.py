@@ -2,15 +2,21 @@
 
 1. ``x + 1`` on an array of 8 numbers: NumPy, PyTorch eager, JAX eager and a jitted function.
    The arithmetic is nothing; the time is the overhead of getting an operation to run.
-2. 100 steps of a tiny jitted update, three ways: dispatched from a Python loop with the
+2. The jitted ``x + 1`` against a jitted tiny training step, timed alike two ways: waiting for
+   every call's result (the latency of one call), and 100 calls from a Python loop that never
+   waits (the time per call when calls queue up).
+3. 100 steps of the tiny jitted update, three ways: dispatched from a Python loop with the
    results left on the device; the same loop converting the loss to a Python float at every
    step (a host round trip: Python waits for the device, then copies the number back); and all
    100 steps inside one compiled ``lax.scan``.
+4. The ``lax.scan`` at several lengths: what one call costs whatever its length, and what each
+   step inside it adds.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from typing import Any
 
 import jax
@@ -21,6 +27,7 @@ import helpers
 from benchmarks.common import seconds, timing_record
 
 TINY = 8
+SCAN_LENGTHS = (10, 100, 1000)
 
 
 def add_one(x):
@@ -31,6 +38,15 @@ def step(w):
     """One tiny update with a loss, like a training step on a very small model."""
     loss = jnp.sum(w * w)
     return w - 0.01 * 2 * w, loss
+
+
+def add_one_loop(add_one_jit, x, calls):
+    """``calls`` jitted additions in a row, each on the last one's result, never waiting."""
+    results = []
+    for _ in range(calls):
+        x = add_one_jit(x)
+        results.append(x)
+    return x, results
 
 
 def loop_on_device(step_jit, w, steps):
@@ -72,10 +88,15 @@ def run(quick: bool = False) -> dict[str, Any]:
     w = jnp.ones((TINY,))
     step_jit = jax.jit(step)
 
-    def scanned(w):
-        return jax.lax.scan(lambda w, _: step(w), w, length=steps)
+    def scanned_of_length(length):
+        def scanned(w):
+            return jax.lax.scan(lambda w, _: step(w), w, length=length)
 
+        return scanned
+
+    scanned = scanned_of_length(steps)
     scanned_jit = jax.jit(scanned)
+    # Each compilation happens once: single measurements.
     compile_s = {
         "add_one": seconds(lambda: jax.jit(add_one).lower(x).compile()),
         "step": seconds(lambda: jax.jit(step).lower(w).compile()),
@@ -87,16 +108,52 @@ def run(quick: bool = False) -> dict[str, Any]:
                                                  repeat=repeat),
         "lax_scan": helpers.timeit(scanned_jit, w, repeat=repeat),
     }
+    # Like for like: the addition and the step, each timed both ways. The jitted addition
+    # that waits is the one above, and the step's loop that never waits the first loop above.
+    like_for_like = {
+        "wait_every_call": {
+            "add_one_jit": tiny["jax_jit"],
+            "step_jit": helpers.timeit(step_jit, w, repeat=repeat),
+        },
+        "python_loop_never_waits": {
+            "add_one_jit": helpers.timeit(add_one_loop, add_one_jit, x, steps, repeat=repeat),
+            "step_jit": loops["python_loop_on_device"],
+        },
+    }
     # The three loops compute the same losses.
     on_device = np.asarray(jnp.stack(loop_on_device(step_jit, w, steps)[1]))
     assert np.allclose(on_device, loop_with_round_trips(step_jit, w, steps)[1])
     assert np.allclose(on_device, np.asarray(scanned_jit(w)[1]))
 
+    scans = {length: helpers.timeit(jax.jit(scanned_of_length(length)), w, repeat=repeat)
+             for length in SCAN_LENGTHS}
+    # The least-squares line through the scans' times against their lengths: its slope is
+    # what one more step adds, and its value at zero steps what one call costs whatever its
+    # length.
+    mean_length = statistics.fmean(SCAN_LENGTHS)
+    mean_s = statistics.fmean(t.median for t in scans.values())
+    scan_step_s = (sum((n - mean_length) * (t.median - mean_s) for n, t in scans.items())
+                   / sum((n - mean_length) ** 2 for n in SCAN_LENGTHS))
+
     per_step = {name: t.median / steps for name, t in loops.items()}
+    per_call = {"wait_every_call": 1, "python_loop_never_waits": steps}
     return {
         "tiny_op": {
             "operation": f"x + 1, x of {TINY} float32 numbers",
             "variants": {name: timing_record(t) for name, t in tiny.items()},
+        },
+        "like_for_like": {
+            "calls_per_loop": steps,
+            "ways": {way: {name: {**timing_record(t), "per_call_s": t.median / per_call[way]}
+                           for name, t in timings.items()}
+                     for way, timings in like_for_like.items()},
+        },
+        "scan_lengths": {
+            "lengths": list(SCAN_LENGTHS),
+            "variants": {str(length): {**timing_record(t), "per_step_s": t.median / length}
+                         for length, t in scans.items()},
+            "step_s": max(scan_step_s, 0.0),
+            "call_s": max(mean_s - mean_length * scan_step_s, 0.0),
         },
         "loop": {
             "steps": steps,

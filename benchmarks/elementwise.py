@@ -7,8 +7,12 @@ transpose. Its least possible memory traffic is one read of ``x`` and one write 
 bytes: a copy, measured with NumPy (into an existing array) and with a compiled JAX copy (into a
 new buffer, as every JAX result is unless an input is donated). For a program that reads ``x``
 and writes a separate result of the same size, the faster of the two is the practical
-ceiling; an update in place of a donated input moves less memory (no destination to bring into
-the cache first) and can pass it.
+ceiling. An update in place of a donated input can pass it: it works on one array instead of
+two, and the processor need not read a destination into its cache before overwriting it.
+
+Every variant's page faults per call are recorded too, because fresh memory explains several
+of the results (see ``_allocator_probe``), and so is how many cores the compiled loop runs on
+(see ``_one_core_probe``).
 
 Run alone with ``python -m benchmarks.elementwise`` (prints the JSON record).
 """
@@ -16,10 +20,13 @@ Run alone with ``python -m benchmarks.elementwise`` (prints the JSON record).
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
+import re
 import subprocess
 import sys
+import time
 from typing import Any
 
 import jax
@@ -31,6 +38,12 @@ from benchmarks.common import minor_page_faults, seconds, timing_record
 
 FULL_SIZES = (250, 500, 1000, 2000, 4000)
 QUICK_SIZES = (32, 64)
+# glibc's malloc asked to keep the memory it has: allocations below 256 MiB come from its heap
+# rather than from a mapping of their own, and it hands free memory back to the system only
+# when 4 GiB of it have piled up. Freed arrays are then reused, already paged in.
+KEEP_MEMORY = {"MALLOC_MMAP_THRESHOLD_": str(2**28), "MALLOC_TRIM_THRESHOLD_": str(2**32)}
+# glibc's malloc asked to back large allocations with transparent huge pages (2 MiB).
+HUGE_PAGES = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
 
 
 def poly(x):
@@ -53,31 +66,108 @@ def _input(n: int) -> np.ndarray:
 
 
 def _compile_seconds(fn, x) -> float:
-    """Tracing plus XLA compilation, timed on a fresh ``jax.jit`` wrapper."""
+    """Tracing plus XLA compilation, timed once on a fresh ``jax.jit`` wrapper."""
     return seconds(lambda: jax.jit(fn).lower(x).compile())
+
+
+def _loop_partitions(fn, x) -> list[int]:
+    """How many parts XLA's CPU backend splits the compiled loop into, to run them in parallel.
+
+    Read from the compiled program's ``outer_dimension_partitions`` (one count per split
+    dimension); an empty list where the loop runs in one piece, or on other backends.
+    """
+    text = jax.jit(fn).lower(x).compile().as_text()
+    found = re.search(r'"outer_dimension_partitions":\[([^\]]*)\]', text)
+    return [int(p.strip('" ')) for p in found.group(1).split(",") if p.strip()] if found else []
 
 
 def _bandwidth(nbytes: int, timing: helpers.Timing) -> float:
     return nbytes / timing.median / 1e9
 
 
+class _Donated:
+    """A jitted function that donates its input, called each time on a fresh copy of ``x``.
+
+    A donated input is consumed by the call, so the same array cannot be passed twice.
+    ``prepare`` makes the copy, and the timing below calls it before starting the clock: each
+    call then computes from the same values as every other variant. (Feeding each call the
+    previous call's result instead would change the values: after a few dozen calls of
+    ``poly`` they are infinite or NaN.)
+    """
+
+    def __init__(self, fn, x) -> None:
+        self.fn = jax.jit(fn, donate_argnums=0)
+        self.x = x
+
+    def prepare(self):
+        return jax.block_until_ready(jnp.array(self.x, copy=True))
+
+    def __call__(self, y):
+        return self.fn(y)
+
+
+def _timeit_donated(fn: _Donated, repeat: int, min_run_seconds: float = 0.02) -> helpers.Timing:
+    """``helpers.timeit`` for a :class:`_Donated`: the fresh copy is made outside the clock.
+
+    One warm-up call, then ``repeat`` runs of ``calls`` calls (``calls`` chosen so that a run
+    lasts ``min_run_seconds``), each call timed from the moment its prepared input exists until
+    its result does. The result is freed after the clock stops, as in a loop that donates each
+    result to the next call, where it is never freed.
+    """
+
+    def one_call() -> float:
+        y = fn.prepare()
+        start = time.perf_counter()
+        result = jax.block_until_ready(fn(y))
+        elapsed = time.perf_counter() - start
+        del result  # freeing a large buffer takes milliseconds: not part of the call
+        return elapsed
+
+    one_call()  # warm-up: compiles
+    calls = max(1, min(1000, math.ceil(min_run_seconds / max(one_call(), 1e-9))))
+    runs = [sum(one_call() for _ in range(calls)) / calls for _ in range(repeat)]
+    return helpers.Timing(tuple(runs), calls)
+
+
 def _faults_per_call(fn, x, calls: int = 5) -> float | None:
-    """Minor page faults per call: each is the OS handing over a fresh page of memory."""
+    """Minor page faults per call: each is the OS handing over a fresh page of memory.
+
+    For a :class:`_Donated`, ``x`` is ignored and only the calls are counted, not the copies
+    made before them.
+    """
+    if minor_page_faults() is None:
+        return None
+    if isinstance(fn, _Donated):
+        jax.block_until_ready(fn(fn.prepare()))
+        total = 0
+        for _ in range(calls):
+            y = fn.prepare()
+            before = minor_page_faults()
+            jax.block_until_ready(fn(y))
+            total += minor_page_faults() - before
+        return total / calls
     jax.block_until_ready(fn(x))
     before = minor_page_faults()
-    if before is None:
-        return None
     for _ in range(calls):
         jax.block_until_ready(fn(x))
     return (minor_page_faults() - before) / calls
 
 
+def _record(fn, arg, nbytes: int, repeat: int) -> dict[str, Any]:
+    """Timing, achieved bandwidth and page faults per call of ``fn(arg)``."""
+    timing = _timeit_donated(fn, repeat) if isinstance(fn, _Donated) else helpers.timeit(
+        fn, arg, repeat=repeat)
+    return {**timing_record(timing), "bandwidth_GBps": _bandwidth(nbytes, timing),
+            "page_faults_per_call": _faults_per_call(fn, arg)}
+
+
 def measure_size(n: int, repeat: int) -> dict[str, Any]:
-    """Every variant at one size: timings, achieved bandwidth, one-off costs."""
+    """Every variant at one size: timings, achieved bandwidth, page faults, one-off costs."""
     x_np = _input(n)
     x = jnp.asarray(x_np)
     # One-off costs first, before anything else has run at this shape: compiling the jitted
     # functions, and the first eager call, which compiles each operation for the new shape.
+    # Each happens once, so each is a single measurement.
     one_off = {
         "jax_jit_compile_s": _compile_seconds(poly, x),
         "copy_jax_jit_compile_s": _compile_seconds(jax_copy, x),
@@ -88,23 +178,41 @@ def measure_size(n: int, repeat: int) -> dict[str, Any]:
     assert np.allclose(np.asarray(poly_jit(x)), poly(x_np), rtol=1e-4, atol=1e-3)
 
     destination = np.empty_like(x_np)
-    timings = {
-        "numpy": helpers.timeit(poly, x_np, repeat=repeat),
-        "jax_eager": helpers.timeit(poly, x, repeat=repeat),
-        "jax_jit": helpers.timeit(poly_jit, x, repeat=repeat),
-        "copy_numpy": helpers.timeit(np.copyto, destination, x_np, repeat=repeat),
-        "copy_jax_jit": helpers.timeit(copy_jit, x, repeat=repeat),
-    }
     nbytes = 2 * x_np.nbytes  # read x once, write the result once
+    variants = {
+        "numpy": (poly, x_np),
+        "jax_eager": (poly, x),
+        "jax_jit": (poly_jit, x),
+        "copy_numpy": (lambda a: np.copyto(destination, a), x_np),
+        "copy_jax_jit": (copy_jit, x),
+    }
     return {
         "n": n,
         "bytes_moved": nbytes,
-        "variants": {
-            name: {**timing_record(t), "bandwidth_GBps": _bandwidth(nbytes, t)}
-            for name, t in timings.items()
-        },
+        "variants": {name: _record(fn, arg, nbytes, repeat)
+                     for name, (fn, arg) in variants.items()},
         "one_off_s": one_off,
+        "jax_jit_loop_partitions": _loop_partitions(poly, x),
     }
+
+
+def _glibc() -> bool:
+    """Whether this is Linux with glibc 2.35 or later, whose ``malloc`` the probes configure."""
+    libc, version = platform.libc_ver()
+    return (sys.platform == "linux" and libc == "glibc"
+            and tuple(map(int, version.split("."))) >= (2, 35))
+
+
+def _in_subprocess(*args: str, env: dict[str, str] | None = None) -> Any:
+    """Run this module again with ``args`` (and extra environment variables): its JSON.
+
+    glibc's malloc reads its settings, and XLA counts the cores it may use, when a process
+    starts, so each probe needs a process of its own.
+    """
+    command = [sys.executable, "-m", "benchmarks.elementwise", *args]
+    done = subprocess.run(command, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _huge_page_probe(n: int, repeat: int) -> dict[str, Any] | None:
@@ -112,49 +220,72 @@ def _huge_page_probe(n: int, repeat: int) -> dict[str, Any] | None:
 
     XLA's CPU runtime allocates every result with ``malloc``; a large one comes straight from
     the OS as fresh 4 KiB pages, and the first write to each page is a page fault. NumPy asks
-    for 2 MiB pages for its large arrays (``madvise``), so it takes far fewer faults.
-    ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` (glibc 2.35 and later) makes ``malloc`` do the
-    same for XLA. Linux with glibc only; elsewhere this returns None.
+    for 2 MiB pages for its arrays of 4 MiB or more (``madvise``, which Linux honours when its
+    transparent huge pages are set to ``madvise`` or ``always``), so it takes far fewer faults.
+    ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` makes ``malloc`` do the same for XLA. Linux with
+    glibc only; elsewhere this returns None.
     """
-    libc, version = platform.libc_ver()
-    if sys.platform != "linux" or libc != "glibc" or tuple(map(int, version.split("."))) < (2, 35):
+    if not _glibc():
         return None
-    env = {**os.environ, "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
-    command = [sys.executable, "-m", "benchmarks.elementwise", "--probe", str(n),
-               "--repeat", str(repeat)]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return _in_subprocess("--probe", str(n), "--repeat", str(repeat), env=HUGE_PAGES)
+
+
+def _allocator_probe(sizes: tuple[int, ...], repeat: int) -> dict[str, Any] | None:
+    """NumPy and compiled JAX again at every size, with glibc's malloc keeping its memory.
+
+    By default glibc's ``malloc`` gives large freed blocks back to the OS, so the next call's
+    arrays come back as fresh pages, each with a page fault. At ``n = 1000`` this hits NumPy
+    hard: its temporaries of 3.8 MiB are just under the 4 MiB from which NumPy asks for huge
+    pages. ``KEEP_MEMORY`` makes ``malloc`` keep and reuse the memory instead; both variants
+    run under the same setting, so their ratio is what fusion gains without fresh memory.
+    Linux with glibc only; elsewhere this returns None.
+    """
+    if not _glibc():
+        return None
+    found = _in_subprocess("--variants-probe", ",".join(map(str, sizes)),
+                           "--repeat", str(repeat), env=KEEP_MEMORY)
+    return {"environment": KEEP_MEMORY, "results": found}
+
+
+def _one_core_probe(sizes: tuple[int, ...], repeat: int) -> dict[str, Any] | None:
+    """NumPy and compiled JAX again at every size, in a process allowed one core only.
+
+    XLA's CPU backend splits a large fused loop into parts that run on all the cores it may
+    use (``jax_jit_loop_partitions``); NumPy's elementwise operations use one thread. Allowed
+    one core, XLA compiles the loop in one piece, so this compares one thread with one thread.
+    Linux only (it needs ``os.sched_setaffinity``) and machines with several cores; elsewhere
+    this returns None.
+    """
+    if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
+        return None
+    found = _in_subprocess("--variants-probe", ",".join(map(str, sizes)),
+                           "--repeat", str(repeat), "--one-core")
+    return {"cores": 1, "results": found}
 
 
 def probe(n: int, repeat: int) -> dict[str, Any]:
     """The compiled variants alone at one size, with their page faults (see the probe above)."""
     x = jnp.asarray(_input(n))
     nbytes = 2 * x.nbytes
-    found = {}
-    for name, fn in (("jax_jit", poly), ("jax_jit_without_transpose", poly_without_transpose),
-                     ("copy_jax_jit", jax_copy)):
-        compiled = jax.jit(fn)
-        timing = helpers.timeit(compiled, x, repeat=repeat)
-        found[name] = {**timing_record(timing), "bandwidth_GBps": _bandwidth(nbytes, timing),
-                       "page_faults_per_call": _faults_per_call(compiled, x)}
+    functions = {"jax_jit": poly, "jax_jit_without_transpose": poly_without_transpose,
+                 "copy_jax_jit": jax_copy}
+    return {name: _record(jax.jit(fn), x, nbytes, repeat) for name, fn in functions.items()}
+
+
+def variants_probe(sizes: list[int], repeat: int) -> list[dict[str, Any]]:
+    """NumPy and compiled JAX at each size, with their page faults (for the probes above)."""
+    found = []
+    for n in sizes:
+        x_np = _input(n)
+        x = jnp.asarray(x_np)
+        nbytes = 2 * x_np.nbytes
+        found.append({
+            "n": n,
+            "variants": {"numpy": _record(poly, x_np, nbytes, repeat),
+                         "jax_jit": _record(jax.jit(poly), x, nbytes, repeat)},
+            "jax_jit_loop_partitions": _loop_partitions(poly, x),
+        })
     return found
-
-
-class _Chained:
-    """Call a jitted function that donates its input on its own previous result.
-
-    A donated input is consumed by the call, so it cannot be passed twice: each call takes
-    the last call's output instead, which has the same shape and lives in a buffer XLA may
-    reuse for the next result.
-    """
-
-    def __init__(self, fn, x) -> None:
-        self.fn = jax.jit(fn, donate_argnums=0)
-        self.y = jnp.array(x, copy=True)
-
-    def __call__(self, _unused=None):
-        self.y = self.fn(self.y)
-        return self.y
 
 
 def diagnostics(n: int, repeat: int) -> dict[str, Any]:
@@ -169,22 +300,23 @@ def diagnostics(n: int, repeat: int) -> dict[str, Any]:
     x = jnp.asarray(x_np)
     nbytes = 2 * x_np.nbytes
     destination = np.empty_like(x_np)
+    donated = _Donated(poly, x)
+    donated_without_transpose = _Donated(poly_without_transpose, x)
+    # Donation changes where the result goes, not what it is.
+    expected = np.asarray(jax.jit(poly)(x))
+    assert np.allclose(np.asarray(donated(donated.prepare())), expected, rtol=1e-4, atol=1e-3)
     variants = {
         "numpy": (poly, x_np),
         "numpy_without_transpose": (poly_without_transpose, x_np),
         "jax_jit": (jax.jit(poly), x),
         "jax_jit_without_transpose": (jax.jit(poly_without_transpose), x),
-        "jax_jit_donated": (_Chained(poly, x), None),
-        "jax_jit_without_transpose_donated": (_Chained(poly_without_transpose, x), None),
+        "jax_jit_donated": (donated, None),
+        "jax_jit_without_transpose_donated": (donated_without_transpose, None),
         "copy_numpy": (lambda a: np.copyto(destination, a), x_np),
         "copy_numpy_new_array": (np.copy, x_np),
         "copy_jax_jit": (jax.jit(jax_copy), x),
     }
-    found = {}
-    for name, (fn, arg) in variants.items():
-        timing = helpers.timeit(fn, arg, repeat=repeat)
-        found[name] = {**timing_record(timing), "bandwidth_GBps": _bandwidth(nbytes, timing),
-                       "page_faults_per_call": _faults_per_call(fn, arg)}
+    found = {name: _record(fn, arg, nbytes, repeat) for name, (fn, arg) in variants.items()}
     return {"n": n, "bytes_moved": nbytes, "variants": found,
             "huge_pages_for_xla": _huge_page_probe(n, repeat)}
 
@@ -209,6 +341,8 @@ def run(quick: bool = False) -> dict[str, Any]:
         "sizes": list(sizes),
         "results": results,
         "summary": summary,
+        "allocator_keeps_memory": _allocator_probe(sizes, repeat),
+        "one_core": _one_core_probe(sizes, repeat),
         "diagnostics": None,
     }
     if jax.default_backend() == "cpu":
@@ -222,9 +356,18 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test")
     parser.add_argument("--probe", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--variants-probe", help=argparse.SUPPRESS)
+    parser.add_argument("--one-core", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--repeat", type=int, default=7, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    result = probe(args.probe, args.repeat) if args.probe else run(quick=args.quick)
+    if args.one_core:  # before JAX starts its CPU backend, which counts the cores it may use
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    if args.probe:
+        result = probe(args.probe, args.repeat)
+    elif args.variants_probe:
+        result = variants_probe([int(n) for n in args.variants_probe.split(",")], args.repeat)
+    else:
+        result = run(quick=args.quick)
     print(json.dumps(result))
 
 

@@ -1,7 +1,7 @@
 """The benchmark suite's own code: it runs, and it writes JSON the appendix can read.
 
-The suite runs once with ``--quick`` (tiny sizes, one run each) in a fresh process, as a
-reader runs it. Nothing here looks at how fast anything was: timings depend on the machine,
+The suite runs once with ``--quick`` (tiny sizes, three runs at most) in a fresh process, as
+a reader runs it. Nothing here looks at how fast anything was: timings depend on the machine,
 so the checks are about the document's structure (keys, types, non-negative numbers, the
 device description), never about its values.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from datetime import datetime
@@ -22,6 +23,7 @@ from helpers.notebooks import read_pins
 
 ROOT = Path(__file__).resolve().parent.parent
 LATEST = ROOT / "benchmarks" / "results" / "latest.json"
+APPENDIX = ROOT / "book" / "appendix_performance.ipynb"
 TRAINERS = ("pytorch", "pytorch_1_thread", "jax_dataloader", "jax_scan")
 SCHEMA_VERSION = 1  # the layout this test and the appendix know; bump all three together
 TIMING_KEYS = {"median_s", "spread_s", "runs_s", "calls_per_run"}
@@ -85,6 +87,7 @@ def check_document(document: dict[str, Any], benchmarks: tuple[str, ...]) -> Non
     assert machine["jax_devices"], "no JAX device described"
     for device in machine["jax_devices"]:
         assert {"id", "platform", "device_kind"} <= set(device)
+    assert machine["transparent_huge_pages"] in {None, "always", "madvise", "never"}
     for package in ("python", "jax", "jaxlib", "flax", "optax", "torch", "numpy"):
         assert package in machine["versions"]
     assert isinstance(machine["versions"]["jax"], str)
@@ -102,8 +105,15 @@ def check_document(document: dict[str, Any], benchmarks: tuple[str, ...]) -> Non
                 "numpy", "jax_eager", "jax_jit", "copy_numpy", "copy_jax_jit"}
             assert result["bytes_moved"] == 2 * result["n"] ** 2 * 4
             assert all("bandwidth_GBps" in v for v in result["variants"].values())
+            assert all("page_faults_per_call" in v for v in result["variants"].values())
             assert set(result["one_off_s"]) == {
                 "jax_jit_compile_s", "copy_jax_jit_compile_s", "jax_eager_first_call_s"}
+            assert all(isinstance(p, int) for p in result["jax_jit_loop_partitions"])
+        for probe in ("allocator_keeps_memory", "one_core"):  # None where not measurable
+            if elementwise[probe] is not None:
+                probed = elementwise[probe]["results"]
+                assert [r["n"] for r in probed] == elementwise["sizes"]
+                assert all(set(r["variants"]) == {"numpy", "jax_jit"} for r in probed)
         summary = elementwise["summary"]
         assert summary["largest_n"] == elementwise["sizes"][-1]
         assert {"copy_bandwidth_GBps", "jit_speedup_vs_numpy",
@@ -129,7 +139,7 @@ def check_document(document: dict[str, Any], benchmarks: tuple[str, ...]) -> Non
             breakdown = trainer["epoch_breakdown"]
             assert (breakdown is not None) == (name == "jax_dataloader")
             if breakdown is not None:
-                assert set(breakdown) == {"loader_only", "steps_only"}
+                assert set(breakdown) == {"loader_only", "steps_only", "steps_only_numpy_batches"}
             memory = trainer["memory"]
             assert {"peak_rss_bytes", "rss_at_start_bytes", "rss_after_setup_bytes",
                     "device_peak_bytes"} <= set(memory)
@@ -145,6 +155,12 @@ def check_document(document: dict[str, Any], benchmarks: tuple[str, ...]) -> Non
         assert set(loop["variants"]) == {
             "python_loop_on_device", "python_loop_round_trip", "lax_scan"}
         assert isinstance(loop["steps"], int) and loop["steps"] >= 1
+        ways = dispatch["like_for_like"]["ways"]
+        assert set(ways) == {"wait_every_call", "python_loop_never_waits"}
+        assert all(set(way) == {"add_one_jit", "step_jit"} for way in ways.values())
+        scans = dispatch["scan_lengths"]
+        assert list(scans["variants"]) == [str(n) for n in scans["lengths"]]
+        assert {"step_s", "call_s"} <= set(scans)
 
 
 def test_quick_run_writes_a_valid_document(quick_run):
@@ -180,3 +196,20 @@ def test_only_runs_the_named_benchmark(tmp_path: Path):
     subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--only", "dispatch",
                     "--out", str(out)], cwd=ROOT, check=True, capture_output=True, timeout=120)
     check_document(json.loads(out.read_text(encoding="utf-8")), ("dispatch",))
+
+
+def test_appendix_text_describes_the_committed_results():
+    # The appendix checks its statements only against the run its text was written for,
+    # BOOK_RUN: a reader's own run skips those checks. Here BOOK_RUN must be the committed
+    # run, so the checks always run in the tests, and re-running the suite means re-reading
+    # the page (then set BOOK_RUN to the new run's created_utc).
+    notebook = json.loads(APPENDIX.read_text(encoding="utf-8"))
+    sources = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+    found = [m for source in sources
+             for m in re.findall(r'^BOOK_RUN = "([^"]+)"', source, flags=re.MULTILINE)]
+    assert len(found) == 1, f"expected one BOOK_RUN = \"...\" line in {APPENDIX.name}"
+    created = json.loads(LATEST.read_text(encoding="utf-8"))["created_utc"]
+    assert found[0] == created, (
+        f"{APPENDIX.name} describes the run of {found[0]}, but benchmarks/results/latest.json "
+        f"is the run of {created}: read the page against the new results, then update BOOK_RUN"
+    )
