@@ -7,8 +7,9 @@ transpose. Its least possible memory traffic is one read of ``x`` and one write 
 bytes: a copy, measured with NumPy (into an existing array) and with a compiled JAX copy (into a
 new buffer, as every JAX result is unless an input is donated). For a program that reads ``x``
 and writes a separate result of the same size, the faster of the two is the practical
-ceiling. An update in place of a donated input can pass it: it works on one array instead of
-two, and the processor need not read a destination into its cache before overwriting it.
+ceiling. An update in place of a donated input can pass it: it moves two streams of memory
+traffic per element (read ``x``, write it back), where a copy moves three (read ``x``, read the
+destination's line into the cache, write it back).
 
 Every variant's page faults per call are recorded too, because fresh memory explains several
 of the results (see ``_allocator_probe``), and so is how many cores the compiled loop runs on
@@ -233,11 +234,13 @@ def _huge_page_probe(n: int, repeat: int) -> dict[str, Any] | None:
 def _allocator_probe(sizes: tuple[int, ...], repeat: int) -> dict[str, Any] | None:
     """NumPy and compiled JAX again at every size, with glibc's malloc keeping its memory.
 
-    By default glibc's ``malloc`` gives large freed blocks back to the OS, so the next call's
-    arrays come back as fresh pages, each with a page fault. At ``n = 1000`` this hits NumPy
-    hard: its temporaries of 3.8 MiB are just under the 4 MiB from which NumPy asks for huge
-    pages. ``KEEP_MEMORY`` makes ``malloc`` keep and reuse the memory instead; both variants
-    run under the same setting, so their ratio is what fusion gains without fresh memory.
+    By default glibc's ``malloc`` gives freed memory back to the OS, so the next call's arrays
+    come back as fresh pages, each with a page fault. At ``n = 1000`` this hits NumPy hard: its
+    temporaries of 3.8 MiB are just under the 4 MiB from which NumPy asks for huge pages, and
+    ``malloc`` grows its heap for them and trims the top back when they are freed.
+    ``KEEP_MEMORY`` makes ``malloc`` keep and reuse the memory instead; both variants run under
+    the same setting, so their ratio is what fusion gains without fresh memory, together with
+    the second core XLA's loop may use (``_one_core_probe`` takes that away).
     Linux with glibc only; elsewhere this returns None.
     """
     if not _glibc():
