@@ -39,10 +39,10 @@ INSTALL_SOURCE_VARIABLE = "EXECUTABLE_JAX_HELPERS"
 TAUGHT_LIBRARIES = ("jax", "jaxlib", "flax", "optax", "orbax-checkpoint")
 
 _TEMPLATE = """\
-# Set-up (hidden on the website). On Colab this brings JAX, Flax, Optax and Orbax to the versions
-# the book is tested with (JAX with the runtime's GPU or TPU package), installs the book's
-# `helpers` package, and prints one line saying what it changed. Elsewhere `make book` /
-# `make lab` have installed everything already and this cell does nothing.
+# Set-up (hidden on the website). On Colab this brings JAX, Flax, Optax and Orbax to
+# the versions the book is tested with (JAX with the runtime's GPU or TPU package),
+# installs the book's `helpers` package, and prints one line saying what it changed.
+# Elsewhere `make book` / `make lab` have installed everything: this cell does nothing.
 import importlib.metadata
 import importlib.util
 import os
@@ -51,36 +51,41 @@ import sys
 import time
 
 TESTED = {tested}
+REPOSITORY = "git+{url}.git"
 
 if importlib.util.find_spec("helpers") is None:
     if "google.colab" not in sys.modules and "{variable}" not in os.environ:
         raise ModuleNotFoundError(
-            "This notebook needs the book's `helpers` package. From the repository root run "
-            "`make lab` (see README.md), or `pip install -r requirements.txt` in the "
-            "environment of this kernel."
+            "This notebook needs the book's `helpers` package. From the repository "
+            "root run `make lab` (see README.md), or `pip install -r requirements.txt` "
+            "in the environment of this kernel."
         )
 
     def _name(distribution):
         return distribution.lower().replace("_", "-").replace(".", "-")
 
     def _installed():
-        return {{_name(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()}}
+        found = importlib.metadata.distributions()
+        return {{_name(d.metadata["Name"]): d.version for d in found}}
 
     def _release(version):  # "0.12.1rc1" -> (0, 12, 1)
         parts = version.split("+")[0].split(".")
         return tuple(int(p[: len(p) - len(p.lstrip("0123456789"))] or 0) for p in parts)
 
     before = _installed()
-    accelerator = (
-        "[cuda12]" if "jax-cuda12-plugin" in before else "[tpu]" if "libtpu" in before else ""
-    )
+    accelerator = ""  # JAX's extra for the runtime's accelerator
+    if "jax-cuda12-plugin" in before:
+        accelerator = "[cuda12]"
+    elif "libtpu" in before:
+        accelerator = "[tpu]"
     wanted = [
         f"{{name}}{{accelerator if name == 'jax' else ''}}=={{version}}"
         for name, version in TESTED.items()
         if name not in before or _release(before[name]) < _release(version)
     ]
-    source = os.environ.get("{variable}", "git+{url}.git")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *wanted, source], check=True)
+    source = os.environ.get("{variable}", REPOSITORY)
+    pip = [sys.executable, "-m", "pip", "install", "--quiet"]
+    subprocess.run([*pip, *wanted, source], check=True)
     importlib.invalidate_caches()
     after = _installed()
     changed = sorted(name for name in after if before.get(name) != after[name])
@@ -95,8 +100,9 @@ if importlib.util.find_spec("helpers") is None:
         if module in sys.modules and any(_name(name) in changed for name in names)
     )
     if stale:
-        print(f"{{', '.join(stale)}} had been imported before the upgrade, so the runtime restarts "
-              "now. Then run the notebook again (Runtime > Run all).", flush=True)
+        print(f"{{', '.join(stale)}} had been imported before the upgrade, so the "
+              "runtime restarts now. Then run the notebook again (Runtime > Run all).",
+              flush=True)
         time.sleep(1)  # lets the message reach the notebook
         os.kill(os.getpid(), 9)"""
 

@@ -91,6 +91,8 @@ def test_starts_with_the_setup_cell_then_the_title(path):
         repository_url(ROOT / "_config.yml"), pinned_versions(ROOT / "requirements.txt")
     )
     assert "".join(setup["source"]) == expected, "stale set-up cell: run `make tidy`"
+    # Colab shows the cell; it fits the column that code on the website fits.
+    assert max(map(len, expected.splitlines())) <= 88
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=_id)
