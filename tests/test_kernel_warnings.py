@@ -1,6 +1,12 @@
-"""Notebook kernels started by the tests turn library deprecations into errors."""
+"""Deprecations of the libraries the book teaches, and of its own code, are errors.
+
+In notebook kernels started by the tests (`tests/conftest.py`) and in the test process itself
+(`pyproject.toml`); other libraries' deprecations stay warnings.
+"""
 
 from __future__ import annotations
+
+import warnings
 
 import nbformat
 import pytest
@@ -40,3 +46,15 @@ def test_other_warnings_only_print():
     _run('import warnings\nwarnings.warn("just so you know", UserWarning)')
     # A deprecation inside an unrelated library is that library's business, not the book's.
     _run(_explicit("old", "DeprecationWarning", "jaxtyping_like"))
+
+
+@pytest.mark.parametrize("module", ["jax._src.numpy", "flax.nnx.statelib", "helpers.timing"])
+def test_this_process_fails_on_deprecations_of_the_book(module):
+    with pytest.raises(DeprecationWarning, match="old API"):
+        warnings.warn_explicit("old API", DeprecationWarning, "x.py", 1, module=module)
+
+
+def test_this_process_only_records_another_librarys_deprecation():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.warn_explicit("old API", DeprecationWarning, "x.py", 1, module="jaxtyping_like")
+    assert [str(w.message) for w in caught] == ["old API"]
