@@ -4,7 +4,8 @@ A page is visited once: :func:`visit` loads it in Chromium and gathers what a re
 see (headings, outputs, images, links, buttons, exercises, JavaScript errors) in one pass, and
 :func:`check_page` turns those facts into problems, grouped by aspect, each naming the page.
 Requests to other hosts than the local server are blocked, so a page must show its content
-without the CDNs the theme may ask for (MathJax then leaves the TeX source in place).
+without the CDNs the theme may ask for. MathJax is served with the site, so mathematics must be
+typeset: TeX source left in the text (``\\(``, ``\\[``, ``$$``) is a problem.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ _UNRENDERED = re.compile(
     r"```\{|\{(?:term|ref|doc|numref|eq|exercise|solution|solution-start|solution-end)\}`|"
     r"^:(?:label|class):", re.MULTILINE,
 )
+# TeX delimiters that MathJax replaces when it typesets a page's mathematics.
+_UNTYPESET_MATH = re.compile(r"\\\(|\\\[|\$\$")
 
 
 @dataclass(frozen=True)
@@ -316,6 +319,9 @@ class Browser:
     ) -> None:
         response = self.page.goto(visit.url, wait_until="load")
         visit.status = response.status if response is not None else None
+        # MathJax typesets after the load event; its promise settles when it is done (pages
+        # without mathematics do not load MathJax).
+        self.page.evaluate("() => window.MathJax?.startup?.promise")
         visit.facts = self.page.evaluate(_FACTS)
         for path, selector in screenshots:
             target = self.page.locator(selector).first if selector else None
@@ -416,7 +422,7 @@ def check_page(
     problems: dict[str, list[str]] = {
         "loads": [], "javascript": [], "title": [], "headings": [], "content": [],
         "outputs": [], "images": [], "links": [], "cross-references": [], "launch": [],
-        "download": [], "exercises": [],
+        "download": [], "exercises": [], "math": [],
     }
 
     def report(aspect: str, message: str) -> None:
@@ -465,6 +471,12 @@ def check_page(
         start = max(leftover.start() - 40, 0)
         snippet = " ".join(facts["prose"][start:leftover.end() + 40].split())
         report("content", f"unrendered markup near {snippet!r}")
+
+    untypeset = _UNTYPESET_MATH.search(facts["prose"])
+    if untypeset:
+        start = max(untypeset.start() - 40, 0)
+        snippet = " ".join(facts["prose"][start:untypeset.end() + 40].split())
+        report("math", f"mathematics shown as TeX source near {snippet!r}")
 
     # Outputs of code cells.
     if page.is_notebook:

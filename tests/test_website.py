@@ -162,6 +162,11 @@ def test_page_shows_its_title_numbered_headings_and_text(problems, page):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_id)
+def test_mathematics_is_typeset(problems, page):
+    _check(problems, page, "math")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_id)
 def test_code_cells_show_their_outputs(problems, page):
     _check(problems, page, "outputs")
 
@@ -237,6 +242,7 @@ _BROKEN_PAGE = """<!DOCTYPE html><html><head><title>Broken page</title></head><b
 and then it fails in every way a page can fail: a missing image, a link to nowhere, an
 anchor that does not exist, a script that throws, and directive syntax left as text.</p>
 <p>```{exercise} Left as text</p>
+<p>Mathematics that was never typeset: <span class="math">\\(f(x) = x^2\\)</span>.</p>
 <img src="missing.png" alt="a figure">
 <a href="nowhere.html">nowhere</a> <a href="#no-such-anchor">an anchor</a>
 <script>undefinedFunction();</script>
@@ -258,7 +264,7 @@ def test_a_broken_page_is_reported_by_name(browser, tmp_path):
         gone = browser.visit(base + "book/gone.html")
         missing = check_page(page, gone, LinkChecker(tmp_path, base), ROOT)
     browser.close()
-    for aspect in ("javascript", "images", "links", "content", "cross-references"):
+    for aspect in ("javascript", "images", "links", "content", "cross-references", "math"):
         assert found[aspect], f"a broken page passed the {aspect!r} check"
         assert all(message.startswith("book/broken: ") for message in found[aspect])
     assert missing["loads"] == [f"book/broken: HTTP 404 for {base}book/gone.html"]
