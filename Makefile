@@ -65,7 +65,7 @@ book: $(INSTALLED)
 	@echo "Open $(CURDIR)/_build/html/index.html in a browser."
 
 test: $(INSTALLED) chromium
-	$(BIN)/ruff check helpers tests book _ext benchmarks
+	$(BIN)/ruff check helpers tools tests book _ext benchmarks
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
 
 chromium:
@@ -95,7 +95,7 @@ test-latest: chromium
 	  jax jaxlib flax optax orbax-checkpoint numpy matplotlib tqdm torch
 	$(LATEST)/bin/uv pip list --python $(LATEST)/bin/python 2>/dev/null | \
 	  grep -iE '^(jax|jaxlib|flax|optax|orbax-checkpoint|numpy|matplotlib|torch) '
-	$(LATEST)/bin/ruff check helpers tests book _ext benchmarks
+	$(LATEST)/bin/ruff check helpers tools tests book _ext benchmarks
 	CHROMIUM=$(CHROMIUM) $(LATEST)/bin/python -m pytest
 
 lab: $(INSTALLED)
@@ -103,7 +103,7 @@ lab: $(INSTALLED)
 	$(BIN)/jupyter lab book
 
 tidy: $(INSTALLED)
-	$(BIN)/python -m helpers.notebooks
+	$(BIN)/python -m tools.notebooks
 
 clean:
 	rm -rf _build

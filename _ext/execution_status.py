@@ -16,6 +16,7 @@ A notebook that was executed but printed no banner is reported as a build warnin
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,9 +29,38 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from helpers.env import parse_banner  # the banner's format and its parser live together
-
 logger = logging.getLogger(__name__)
+
+# 'JAX 0.12.0.1 | flax 0.12.12 | optax 0.2.8 | backend: cpu | 1 device: cpu', printed or shown
+# as a string's repr.
+_BANNER = re.compile(
+    r"JAX (?P<jax>\S+)(?P<packages>(?: \| [^|\n]+?)*) \| backend: (?P<backend>[^|\n]+?) \| "
+    r"(?P<devices>\d+ devices?: [^\n'\"]+)"
+)
+
+
+def parse_banner(text: str) -> dict[str, Any] | None:
+    """The versions and devices in the first environment banner in ``text``, or None.
+
+    The format is ``helpers.environment_banner``'s; ``tests/test_env.py`` checks the round trip.
+    """
+    match = _BANNER.search(text)
+    if match is None:
+        return None
+    packages = {}
+    for part in match["packages"].split(" | ")[1:]:
+        part = part.strip()
+        if part.endswith(" not installed"):
+            packages[part.removesuffix(" not installed")] = "not installed"
+        else:
+            name, _, version = part.rpartition(" ")
+            packages[name or version] = version if name else ""
+    return {
+        "jax": match["jax"],
+        "packages": packages,
+        "backend": match["backend"].strip(),
+        "devices": match["devices"].strip(),
+    }
 
 _NAMED_COLUMNS = ("flax", "optax")
 _MISSING = "—"

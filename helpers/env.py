@@ -1,16 +1,18 @@
-"""The one-line environment banner each chapter prints under its imports (chapter 1)."""
+"""The one-line environment banner each chapter prints under its imports.
+
+Every chapter prints it under its imports; chapter 1 (``book/01_why_jax.ipynb``) says what it
+shows. The website's execution-status page (``_ext/execution_status.py``) reads it back.
+"""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from importlib import metadata
-from typing import Any
 
 import jax
 
-__all__ = ["environment_banner", "parse_banner"]
+__all__ = ["environment_banner"]
 
 
 def environment_banner(packages: Sequence[str] = ()) -> str:
@@ -40,35 +42,3 @@ def environment_banner(packages: Sequence[str] = ()) -> str:
         f"{' | '.join(versions)} | backend: {jax.default_backend()} | "
         f"{count} device{'s' * (count != 1)}: {described}"
     )
-
-
-# 'JAX 0.12.0.1 | flax 0.12.12 | optax 0.2.8 | backend: cpu | 1 device: cpu', printed or shown
-# as a string's repr.
-_BANNER = re.compile(
-    r"JAX (?P<jax>\S+)(?P<packages>(?: \| [^|\n]+?)*) \| backend: (?P<backend>[^|\n]+?) \| "
-    r"(?P<devices>\d+ devices?: [^\n'\"]+)"
-)
-
-
-def parse_banner(text: str) -> dict[str, Any] | None:
-    """The versions and devices in the first environment banner in ``text``, or None.
-
-    The website's execution-status page reads each executed notebook's banner with it.
-    """
-    match = _BANNER.search(text)
-    if match is None:
-        return None
-    packages = {}
-    for part in match["packages"].split(" | ")[1:]:
-        part = part.strip()
-        if part.endswith(" not installed"):
-            packages[part.removesuffix(" not installed")] = "not installed"
-        else:
-            name, _, version = part.rpartition(" ")
-            packages[name or version] = version if name else ""
-    return {
-        "jax": match["jax"],
-        "packages": packages,
-        "backend": match["backend"].strip(),
-        "devices": match["devices"].strip(),
-    }

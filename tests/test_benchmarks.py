@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from helpers.notebooks import read_pins
+from tools.notebooks import read_pins
 
 ROOT = Path(__file__).resolve().parent.parent
 LATEST = ROOT / "benchmarks" / "results" / "latest.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from helpers.notebooks import chapter_notebooks
+from tools.notebooks import chapter_notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,7 +23,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, DeadKernelError
 
-from helpers.notebooks import (
+from tools.notebooks import (
     INSTALL_SOURCE_VARIABLE,
     chapter_notebooks,
     pinned_versions,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import jax
 import pytest
+from execution_status import parse_banner
 
 from helpers import environment_banner
-from helpers.env import parse_banner
 
 
 def test_banner_names_version_backend_and_devices():

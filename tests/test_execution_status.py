@@ -9,9 +9,8 @@ from pathlib import Path
 
 import jax
 import pytest
+from execution_status import parse_banner
 from site_checks import toc_pages
-
-from helpers.env import parse_banner
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -64,7 +64,7 @@ from helpers import (
     timeit,
     timing_table,
 )
-from helpers.notebooks import TAUGHT_LIBRARIES, repository_url, setup_cell_source
+from tools.notebooks import TAUGHT_LIBRARIES, repository_url, setup_cell_source
 
 settings.register_profile(
     "helpers-properties", derandomize=True, database=None, deadline=None, print_blob=False
@@ -861,7 +861,7 @@ def test_devices_for_gives_the_first_n_devices_or_explains(data):
 
 
 # --------------------------------------------------------------------------------------------
-# helpers.notebooks: the set-up cell's URL
+# tools.notebooks: the set-up cell's URL
 # --------------------------------------------------------------------------------------------
 
 # RFC 3986 path characters: unreserved, sub-delims, ':' and '@', and percent-encodings.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from site_checks import toc_pages
 
-from helpers.notebooks import (
+from tools.notebooks import (
     SETUP_CELL_TAG,
     chapter_notebooks,
     pinned_versions,

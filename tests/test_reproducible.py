@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from helpers.notebooks import chapter_notebooks
+from tools.notebooks import chapter_notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = chapter_notebooks(ROOT)

@@ -1,4 +1,4 @@
-"""Unit tests of helpers.notebooks: the set-up cell and `make tidy`."""
+"""Unit tests of tools.notebooks: the set-up cell and `make tidy`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers.notebooks import (
+from tools.notebooks import (
     INSTALL_SOURCE_VARIABLE,
     SETUP_CELL_TAG,
     chapter_notebooks,

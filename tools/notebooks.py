@@ -3,7 +3,7 @@
 Every chapter starts with the same set-up cell (tagged ``remove-cell``, so the website hides
 it). On Colab it installs this book's ``helpers`` package from the repository, and with it any
 library that Colab lacks or has too old; elsewhere it does nothing. The repository URL lives in
-one place, ``_config.yml``; run ``python -m helpers.notebooks`` (``make tidy``) after changing it,
+one place, ``_config.yml``; run ``python -m tools.notebooks`` (``make tidy``) after changing it,
 or after saving a notebook with outputs, to rewrite every notebook's set-up cell and strip
 outputs and execution counts.
 """
