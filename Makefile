@@ -3,8 +3,8 @@
 #   make test   lint, then every test (notebooks executed with nbmake, the website built, every
 #               notebook run again in an environment with Colab's package versions)
 #   make lab    open the chapters in JupyterLab
-#   make tidy   refresh the notebooks' set-up cells from _config.yml and requirements.txt, and
-#               strip outputs
+#   make tidy   refresh the notebooks' set-up cells (book/ and templates/) from _config.yml and
+#               requirements.txt, and strip outputs
 #   make install  only create .venv and install requirements.txt
 #   make chromium  install Debian's Chromium for the website tests if missing (make test does)
 #   make test-latest  early warning: the whole suite with the newest releases of every library
@@ -65,7 +65,7 @@ book: $(INSTALLED)
 	@echo "Open $(CURDIR)/_build/html/index.html in a browser."
 
 test: $(INSTALLED) chromium
-	$(BIN)/ruff check helpers tools tests book _ext benchmarks
+	$(BIN)/ruff check helpers tools tests book _ext benchmarks templates
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
 
 chromium:
@@ -95,7 +95,7 @@ test-latest: chromium
 	  jax jaxlib flax optax orbax-checkpoint numpy matplotlib tqdm torch
 	$(LATEST)/bin/uv pip list --python $(LATEST)/bin/python 2>/dev/null | \
 	  grep -iE '^(jax|jaxlib|flax|optax|orbax-checkpoint|numpy|matplotlib|torch) '
-	$(LATEST)/bin/ruff check helpers tools tests book _ext benchmarks
+	$(LATEST)/bin/ruff check helpers tools tests book _ext benchmarks templates
 	CHROMIUM=$(CHROMIUM) $(LATEST)/bin/python -m pytest
 
 lab: $(INSTALLED)

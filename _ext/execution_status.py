@@ -6,7 +6,10 @@ and the JAX, Flax and Optax versions and the devices it ran on. Nothing in the t
 by hand:
 
 - run times and execution times come from myst-nb, which records them as it executes each
-  notebook (the same data as its ``{nb-exec-table}`` directive);
+  notebook (the same data as its ``{nb-exec-table}`` directive), or, when the build renders
+  notebooks executed before it (the tests build the site from the notebooks nbmake executed,
+  with execution off), from the record that executor left in each notebook's metadata
+  (``book_run``: the same keys);
 - versions and devices come from the environment banner each notebook prints under its
   imports (``helpers.environment_banner()``), read from the executed outputs, so they are what
   the notebook itself saw.
@@ -16,8 +19,10 @@ A notebook that was executed but printed no banner is reported as a build warnin
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
@@ -70,10 +75,21 @@ class ExecutionStatusNode(nodes.General, nodes.Element):
     """Where the table goes; replaced once every notebook has been executed."""
 
 
+# The notebook metadata key under which the tests' executor records a run (tests/conftest.py).
+RUN_RECORD = "book_run"
+
+
 def _exec_data(env: BuildEnvironment, docname: str) -> dict[str, Any] | None:
-    """What myst-nb recorded when it executed ``docname`` in this build (None if it did not)."""
+    """How ``docname`` was executed: what myst-nb recorded if this build executed it, else the
+    record of the run whose outputs the notebook carries; None for a page never executed."""
     metadata = getattr(env, "nb_metadata", None) or {}
-    return (metadata.get(docname) or {}).get("exec_data")
+    data = (metadata.get(docname) or {}).get("exec_data")
+    if data is not None:
+        return data
+    path = Path(env.doc2path(docname))
+    if path.suffix != ".ipynb" or not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get(RUN_RECORD)
 
 
 class BannerCollector(EnvironmentCollector):
@@ -133,9 +149,7 @@ def _merge_pages(
 
 
 def _rewrite_tables(app: Sphinx, env: BuildEnvironment) -> list[str]:
-    """Rewrite the pages with a table whenever a notebook was executed in this build."""
-    if not getattr(env, "nb_new_exec_data", False):
-        return []
+    """Rewrite the pages with a table whenever a notebook was read again in this build."""
     return sorted(_pages_with_table(env))
 
 
@@ -208,7 +222,7 @@ def build_status(env: BuildEnvironment, fromdocname: str) -> list[nodes.Node]:
         data = _exec_data(env, docname)
         banner = _banners(env).get(docname)
         if data is None:
-            rows.append([link, "not executed by this build", *[_MISSING] * 5])
+            rows.append([link, "not executed", *[_MISSING] * 5])
             continue
         runtime = data.get("runtime")
         if runtime is not None:
@@ -235,8 +249,8 @@ def build_status(env: BuildEnvironment, fromdocname: str) -> list[nodes.Node]:
     if executed_at:
         when = datetime.fromtimestamp(max(executed_at), UTC).strftime("%Y-%m-%d %H:%M UTC")
         summary += nodes.Text(
-            f"{len(executed_at)} notebooks, executed from a clean kernel by the build that "
-            f"finished executing at {when}: {total:.0f} s of run time in all."
+            f"{len(executed_at)} notebooks, executed from a clean kernel for this build, the "
+            f"last finishing at {when}: {total:.0f} s of run time in all."
         )
     else:
         summary += nodes.Text("This build executed no notebooks.")

@@ -6,10 +6,22 @@
 - ``pytorch_1_thread``: the same loop after ``torch.set_num_threads(1)``, an extra row: for
   operations this small, PyTorch's threads only add synchronization, and when other programs
   compete for the cores they can make it many times slower;
-- ``jax_dataloader``: chapter 11's jitted training step on a Flax ``TrainState``, fed by the
-  same ``DataLoader`` with ``helpers.numpy_collate``;
+- ``jax_dataloader``: a jitted training step of the book's Flax NNX ``MLPClassifier``, fed by
+  the same ``DataLoader`` with ``helpers.numpy_collate``;
 - ``jax_scan``: chapter 11's whole epoch compiled with ``lax.scan`` over data that stays on
   the device; only a small array of shuffled indices travels per epoch.
+
+Both JAX trainers use NNX's functional form, the fastest way to drive a small model: the
+model is taken apart once with ``nnx.split`` into its graphdef (the structure, a constant)
+and its parameters (an ``nnx.State`` of arrays), and the step is a pure function of
+``(params, opt_state)`` and a batch, compiled by ``jax.jit``, that rebuilds the model with
+``nnx.merge`` only while it is traced and updates with Optax directly. A step written with
+``nnx.jit`` and ``nnx.Optimizer`` takes the model and the optimizer objects instead, and
+``nnx.jit`` walks their object graph in Python at every call to carry in-place changes in
+and out; for a network this small that per-call traversal costs more than the compiled step
+itself (Flax's guide "Performance considerations" names the functional loop as the way to
+avoid it). The scanned epoch needs the pure step anyway, since ``lax.scan`` carries plain
+pytrees; the book's chapter 11 scans the same kind of step for its compiled epoch.
 
 All of them use the same data (``helpers.XORDataset``), the same network (2 -> 8 tanh -> 1), the
 same batch size, Adam with the same learning rate, and drop the last incomplete batch, so an
@@ -134,37 +146,42 @@ class PyTorchTrainer(Trainer):
 
 
 class _JaxTrainer(Trainer):
-    """What both JAX trainers share: the Flax model, the ``TrainState``, the jitted step."""
+    """What both JAX trainers share: the NNX model split once, the pure jitted step."""
 
     def __init__(self) -> None:
         import jax
         import jax.numpy as jnp
         import optax
-        from flax.training import train_state
+        from flax import nnx
 
         from helpers.models import MLPClassifier  # imports helpers, and with it JAX: fine here
 
         self.jax, self.jnp = jax, jnp
         self.train_set, self.test_set = datasets()
-        model = MLPClassifier(hidden=HIDDEN)
         self.tx = optax.adam(LEARNING_RATE)
-        self.init_params = jax.jit(model.init)
+        # The structure of the model, split off once; a constant of every traced function.
+        graphdef, _ = nnx.split(MLPClassifier(hidden=HIDDEN, rngs=nnx.Rngs(SEED)))
 
-        def create(key):
-            params = self.init_params(key, jnp.ones((1, 2)))
-            return train_state.TrainState.create(apply_fn=model.apply, params=params, tx=self.tx)
+        def create(seed):
+            """A fresh training state: the parameters and Adam's state, as one pytree."""
+            _, params = nnx.split(MLPClassifier(hidden=HIDDEN, rngs=nnx.Rngs(seed)))
+            return params, self.tx.init(params)
+
+        def logits_of(params, x):
+            return nnx.merge(graphdef, params)(x)  # runs while tracing, not per call
 
         def loss_fn(params, batch):
             x, y = batch
-            logits = model.apply(params, x)
-            return optax.sigmoid_binary_cross_entropy(logits, y).mean()
+            return optax.sigmoid_binary_cross_entropy(logits_of(params, x), y).mean()
 
         def train_step(state, batch):
-            loss, grads = jax.value_and_grad(loss_fn)(state.params, batch)
-            return state.apply_gradients(grads=grads), loss
+            params, opt_state = state
+            loss, grads = jax.value_and_grad(loss_fn)(params, batch)
+            updates, opt_state = self.tx.update(grads, opt_state, params)
+            return (optax.apply_updates(params, updates), opt_state), loss
 
         def test_accuracy(params, x, y):
-            return jnp.mean((model.apply(params, x) > 0) == y)
+            return jnp.mean((logits_of(params, x) > 0) == y)
 
         self.create = create
         self.train_step_fn = train_step
@@ -175,10 +192,11 @@ class _JaxTrainer(Trainer):
         self.test_y = jax.device_put(self.test_set.labels)
 
     def fresh(self) -> None:
-        self.state = self.create(self.jax.random.key(SEED))
+        self.state = self.create(SEED)
 
     def accuracy(self) -> float:
-        return float(self.test_accuracy(self.state.params, self.test_x, self.test_y))
+        params, _ = self.state
+        return float(self.test_accuracy(params, self.test_x, self.test_y))
 
     def wait(self) -> None:
         self.jax.block_until_ready(self.state)
@@ -187,11 +205,12 @@ class _JaxTrainer(Trainer):
         return (self.train_set.data[:BATCH_SIZE], self.train_set.labels[:BATCH_SIZE])
 
     def _compile_test_accuracy_seconds(self, state) -> float:
+        params, _ = state
         return seconds(lambda: self.jax.jit(self.test_accuracy_fn).lower(
-            state.params, self.test_x, self.test_y).compile())
+            params, self.test_x, self.test_y).compile())
 
     def compile_seconds(self) -> dict[str, float]:
-        state = self.create(self.jax.random.key(SEED))
+        state = self.create(SEED)
         return {
             "train_step": seconds(lambda: self.jax.jit(self.train_step_fn).lower(
                 state, self._batch_example()).compile()),
@@ -285,7 +304,7 @@ class JaxScanTrainer(_JaxTrainer):
 
     def compile_seconds(self) -> dict[str, float]:
         # The scanned epoch contains the step, which is never compiled on its own here.
-        state = self.create(self.jax.random.key(SEED))
+        state = self.create(SEED)
         return {
             "train_epoch": seconds(lambda: self.jax.jit(self.train_epoch_fn).lower(
                 state, self.train_x, self.train_y, self._order(0)).compile()),

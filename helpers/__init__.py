@@ -1,6 +1,8 @@
 """Shared code for the chapters of Executable JAX.
 
-Each function's docstring names the chapter that first teaches the idea it packages.
+Each module's docstring names the chapter that defines its code (``XORDataset``,
+``numpy_collate``, ``count_traces``, ``MLPClassifier`` are the chapters' own code, unchanged) or
+first teaches the idea it packages (timing, expected errors, devices, plots, the banner).
 Importing this module does no work: no devices are touched and no state is created.
 """
 

@@ -1,31 +1,33 @@
-"""The small classifier of Part III (chapter 9, "A Flax model").
+"""The small classifier of Part III.
 
-Import it as ``from helpers.models import MLPClassifier``; it is not re-exported from
+Defined in ``book/09_flax_model.ipynb``, section "The model for Part III", and imported by the
+chapters after it as ``from helpers.models import MLPClassifier``. It is not re-exported from
 ``helpers`` so that chapters which do not use Flax do not import it.
 """
 
 from __future__ import annotations
 
-import flax.linen as nn
 import jax
+import jax.numpy as jnp
+from flax import nnx
 
 __all__ = ["MLPClassifier"]
 
 
-class MLPClassifier(nn.Module):
-    """A one-hidden-layer MLP for 2-D inputs with one output logit per example.
+class MLPClassifier(nnx.Module):
+    """A one-hidden-layer MLP with one output logit per example.
 
-    Parameters: ``{"hidden": {"kernel", "bias"}, "output": {"kernel", "bias"}}``. The output
-    has shape ``(batch,)``, like the labels; a logit above 0 means class 1 is more likely.
+    Parameters: ``hidden.kernel`` ``(in_features, hidden)``, ``hidden.bias``,
+    ``output.kernel`` ``(hidden, 1)`` and ``output.bias``. The output has shape ``(batch,)``,
+    like the labels; a logit above 0 means class 1 is more likely.
     """
 
-    hidden: int = 8
+    def __init__(self, hidden: int = 8, *, in_features: int = 2, rngs: nnx.Rngs):
+        if hidden < 1:
+            raise ValueError(f"hidden must be at least 1, got {hidden}")
+        self.hidden = nnx.Linear(in_features, hidden, rngs=rngs)
+        self.output = nnx.Linear(hidden, 1, rngs=rngs)
 
-    @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        if self.hidden < 1:
-            raise ValueError(f"hidden must be at least 1, got {self.hidden}")
-        x = nn.Dense(self.hidden, name="hidden")(x)
-        x = nn.tanh(x)
-        x = nn.Dense(1, name="output")(x)
-        return x[..., 0]
+        x = jnp.tanh(self.hidden(x))
+        return self.output(x)[..., 0]

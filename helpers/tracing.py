@@ -1,32 +1,24 @@
-"""Counting how often JAX traces a function (chapter 7, "Just-in-time compilation...").
+"""Counting how often JAX traces a function.
 
-Python code inside a jitted function runs only while JAX traces it, so a counter incremented
-there counts traces, and with them compilations.
+Defined in ``book/07_jit_control_flow.ipynb``, section "What the cache is keyed on". Python
+code inside a jitted function runs only while JAX traces it, so a counter incremented there
+counts traces, and with them compilations. Jit the wrapper, not ``fn``; each wrapper is a new
+function object with a cache of its own, so its count starts at 0. The code is the chapter's,
+unchanged (``tests/test_helpers_are_the_chapters_code.py`` checks it).
 """
 
-from __future__ import annotations
-
 import functools
-from collections.abc import Callable
-from typing import Any
 
 __all__ = ["count_traces"]
 
 
-def count_traces(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``fn`` so that each trace of it adds one to ``wrapper.traces``.
-
-    Jit the wrapper, not ``fn``: ``jax.jit(count_traces(f))``, or stack the decorators
-    ``@jax.jit`` above ``@count_traces``. Each wrapper is a new function object with a
-    cache of its own, so its count starts at 0.
-    """
-    if not callable(fn):
-        raise TypeError(f"count_traces needs a function, got {type(fn).__name__}")
+def count_traces(fn):
+    """Wrap fn so that each trace of it increments `wrapper.traces` (a trace-time effect)."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        wrapper.traces += 1  # type: ignore[attr-defined]
+    def wrapper(*args, **kwargs):
+        wrapper.traces += 1
         return fn(*args, **kwargs)
 
-    wrapper.traces = 0  # type: ignore[attr-defined]
+    wrapper.traces = 0
     return wrapper

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import nbformat
 import pytest
+import yaml
+from nbmake.nb_run import NotebookRun
+
+from tools.notebooks import cell_timeout, chapter_notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
+CELL_TIMEOUT = cell_timeout(ROOT / "_config.yml")
+# Each notebook as nbmake executed it in this test session; the website is built from these.
+EXECUTED = ROOT / "_build" / "executed"
+# What the executor records in an executed notebook's metadata: run time, when, and whether
+# it ran through (read by the execution-status page, `_ext/execution_status.py`).
+RUN_RECORD = "book_run"
 
 # Warnings that fail a notebook run: deprecations raised by the libraries the book teaches,
 # and any deprecation triggered directly by a notebook's own code (`__main__`), which is
@@ -41,6 +54,10 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if hasattr(config, "workerinput"):  # an xdist worker: the controller has set it up
         return
+    if "--nbmake-timeout" not in " ".join(config.invocation_params.args):
+        config.option.nbmake_timeout = CELL_TIMEOUT
+    shutil.rmtree(EXECUTED, ignore_errors=True)  # only this session's runs count
+    NotebookRun.execute = _keeping_the_executed_notebook(NotebookRun.execute)
     ipython_dir = ROOT / "_build" / "test-ipython"
     startup = ipython_dir / "profile_default" / "startup"
     startup.mkdir(parents=True, exist_ok=True)
@@ -52,6 +69,93 @@ def pytest_configure(config: pytest.Config) -> None:
     # run kernels one after another while this process has used JAX too, so each takes only
     # what it needs. (No effect on a CPU.)
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+
+def _keeping_the_executed_notebook(execute):
+    """nbmake's ``NotebookRun.execute``, also saving the executed notebook under ``EXECUTED``.
+
+    The website and the checks that read outputs use that copy, so each notebook is executed
+    once per test session (nbmake has no hook for this; its ``--overwrite`` would write outputs
+    into ``book/``).
+    """
+    if getattr(execute, "keeps_executed", False):
+        return execute
+
+    @functools.wraps(execute)
+    def run(self: NotebookRun):
+        start = time.perf_counter()
+        result = execute(self)
+        result.nb.metadata[RUN_RECORD] = {
+            "runtime": round(time.perf_counter() - start, 2),
+            "mtime": time.time(),
+            "succeeded": result.error is None,
+            "error": result.error.summary if result.error else None,
+        }
+        source = Path(self.filename).resolve()
+        if source.is_relative_to(ROOT):
+            target = EXECUTED / source.relative_to(ROOT)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(result.nb, target)
+        return result
+
+    run.keeps_executed = True
+    return run
+
+
+class ExecutedNotebooks:
+    """The executed copy of each chapter notebook, by source path, made on first request.
+
+    The notebook tests (nbmake, collected first) leave one for every notebook; a notebook they
+    did not run in this session (a test file run on its own) is executed when asked for, by the
+    same executor. A notebook that failed fails the test that needs its outputs, naming it.
+    """
+
+    def __init__(self, finished_build: Path | None = None):
+        self.finished_build = finished_build
+
+    def __getitem__(self, source: Path) -> Path:
+        source = Path(source).resolve()
+        if self.finished_build is not None:  # BOOK_SITE: the copies that build executed
+            return self.finished_build / "jupyter_execute" / source.relative_to(ROOT)
+        copy = EXECUTED / source.relative_to(ROOT)
+        if not copy.exists():
+            NotebookRun(source, CELL_TIMEOUT).execute()
+        record = nbformat.read(copy, as_version=4).metadata[RUN_RECORD]
+        if not record["succeeded"]:
+            pytest.fail(f"{source.relative_to(ROOT)} failed when executed: {record['error']}")
+        return copy
+
+    def get(self, source: Path) -> Path | None:
+        """The executed copy, or None for a page that is not a chapter notebook."""
+        return self[source] if Path(source).resolve() in chapter_notebooks(ROOT) else None
+
+    def every_chapter(self) -> dict[Path, Path]:
+        return {path: self[path] for path in chapter_notebooks(ROOT)}
+
+
+@pytest.fixture(scope="session")
+def executed_notebooks() -> ExecutedNotebooks:
+    """Each chapter notebook as executed in this session (see ``ExecutedNotebooks``); with
+    ``BOOK_SITE`` set (see ``built_site``), as that finished build executed it."""
+    if os.environ.get("BOOK_SITE"):
+        return ExecutedNotebooks(Path(os.environ["BOOK_SITE"]).resolve().parent)
+    return ExecutedNotebooks()
+
+
+def _site_sources(executed: dict[Path, Path]) -> Path:
+    """The book's sources with the executed notebooks in place, and execution turned off."""
+    stage = ROOT / "_build" / "test-source"
+    shutil.rmtree(stage, ignore_errors=True)
+    ignore = shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints")
+    for folder in ("book", "_ext"):
+        shutil.copytree(ROOT / folder, stage / folder, ignore=ignore)
+    shutil.copy(ROOT / "_toc.yml", stage / "_toc.yml")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    config["execute"]["execute_notebooks"] = "off"
+    (stage / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    for source, copy in executed.items():
+        shutil.copy(copy, stage / source.relative_to(ROOT))
+    return stage
 
 
 @pytest.fixture(scope="session")
@@ -74,11 +178,12 @@ def helpers_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def built_site() -> Path:
-    """Build the whole website once per test session, as `make book` does; its HTML folder.
+def built_site(executed_notebooks: ExecutedNotebooks) -> Path:
+    """The whole website, built once per test session as `make book` builds it; its HTML folder.
 
-    The build executes every notebook, treats warnings as errors (``-W -n --keep-going``) and
-    writes under ``_build/test-site`` so that it never touches a reader's ``_build/html``.
+    It is built from the notebooks this session executed (``executed_notebooks``), with
+    execution turned off, so no notebook runs twice; warnings are errors (``-W -n
+    --keep-going``). It is written under ``_build/test-site``, never a reader's ``_build/html``.
 
     With ``BOOK_SITE`` set to the HTML folder of a finished build (``_build/html`` after
     ``make book``), that site is tested as it is, without building it again.
@@ -90,17 +195,14 @@ def built_site() -> Path:
         return site
     out = ROOT / "_build" / "test-site"
     shutil.rmtree(out, ignore_errors=True)
+    sources = _site_sources(executed_notebooks.every_chapter())
     result = subprocess.run(
-        [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT), "--path-output",
-         str(out), "-W", "-n", "--keep-going"],
+        [str(Path(sys.executable).parent / "jupyter-book"), "build", str(sources),
+         "--path-output", str(out), "-W", "-n", "--keep-going"],
         capture_output=True, text=True, cwd=ROOT,
     )
     log = result.stdout + result.stderr
     (ROOT / "_build" / "test-site.log").write_text(log, encoding="utf-8")
-    # Sphinx writes its warnings and errors as "WARNING: ..." and "ERROR: ...". The kernels'
-    # own log lines are not the book's: ipykernel's "WARNING |" start-up chatter, and a
-    # kernel's "ERROR:tornado..." traceback when it shuts down after its notebook has run (a
-    # notebook that fails stops the build with a non-zero status, checked first).
     problems = [
         line for line in log.splitlines()
         if "WARNING: " in line or "ERROR: " in line or "CRITICAL: " in line

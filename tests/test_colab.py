@@ -25,12 +25,14 @@ from nbclient.exceptions import CellExecutionError, DeadKernelError
 
 from tools.notebooks import (
     INSTALL_SOURCE_VARIABLE,
+    cell_timeout,
     chapter_notebooks,
     pinned_versions,
     read_pins,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+CELL_TIMEOUT = cell_timeout(ROOT / "_config.yml")
 COLAB_RUNTIME = ROOT / "tests" / "colab_runtime.txt"
 NOTEBOOKS = chapter_notebooks(ROOT)
 TESTED = pinned_versions(ROOT / "requirements.txt")
@@ -89,7 +91,7 @@ def colab_runtime(
         patch.setenv(INSTALL_SOURCE_VARIABLE, str(helpers_wheel))
         setup = nbformat.read(NOTEBOOKS[0], as_version=4)
         setup.cells = [nbformat.v4.new_code_cell("import numpy"), setup.cells[0]]
-        client = NotebookClient(setup, kernel_name="colab", timeout=600,
+        client = NotebookClient(setup, kernel_name="colab", timeout=CELL_TIMEOUT,
                                 resources={"metadata": {"path": str(where)}})
         with pytest.raises(DeadKernelError):  # the restart the cell asks for
             client.execute()
@@ -113,7 +115,7 @@ def test_the_setup_cell_brings_colab_to_the_pinned_versions(colab_runtime: Colab
 def test_the_notebook_runs_on_colab(path: Path, colab_runtime: ColabRuntime):
     notebook = nbformat.read(path, as_version=4)
     try:
-        NotebookClient(notebook, kernel_name=colab_runtime.kernel, timeout=300,
+        NotebookClient(notebook, kernel_name=colab_runtime.kernel, timeout=CELL_TIMEOUT,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
     except CellExecutionError as error:
         pytest.fail(f"{path.name} failed with Colab's package versions:\n{error}")
@@ -145,7 +147,9 @@ def test_without_helpers_outside_colab_the_setup_cell_says_what_to_do(
     notebook = nbformat.read(NOTEBOOKS[0], as_version=4)
     notebook.cells = notebook.cells[:1]  # the set-up cell alone
     where = {"metadata": {"path": str(tmp_path)}}
-    client = NotebookClient(notebook, kernel_name=bare_kernel, timeout=120, resources=where)
+    client = NotebookClient(
+        notebook, kernel_name=bare_kernel, timeout=CELL_TIMEOUT, resources=where
+    )
     with pytest.raises(CellExecutionError, match="ModuleNotFoundError") as caught:
         client.execute()
     assert "make lab" in str(caught.value)

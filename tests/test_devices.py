@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -33,17 +34,25 @@ def test_simulate_cpu_devices_too_late_says_what_to_do():
 
 
 def test_devices_for_returns_the_default_backends_devices_when_enough():
-    assert devices_for(1) == [jax.devices()[0]]
+    devices = jax.devices()
+    assert devices_for(1) == [devices[0]]
+    assert devices_for(len(devices)) == list(devices)
 
 
 def test_devices_for_explains_when_there_are_too_few():
-    with pytest.raises(RuntimeError, match="simulate_cpu_devices"):
+    with pytest.raises(RuntimeError, match=re.escape("helpers.simulate_cpu_devices(10000) first")):
         devices_for(10_000)
 
 
-@pytest.mark.parametrize(("bad", "error"), [(0, ValueError), (2.0, TypeError), (True, TypeError)])
-def test_device_counts_are_validated(bad, error):
-    with pytest.raises(error):
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [(0, ValueError), (-1, ValueError), (2.0, TypeError), (True, TypeError), (None, TypeError),
+     ("2", TypeError)],
+)
+def test_device_counts_are_validated_before_touching_jax(bad, error):
+    before = jax.config.jax_num_cpu_devices
+    with pytest.raises(error, match="the number of devices must be"):
         devices_for(bad)
-    with pytest.raises(error):
+    with pytest.raises(error, match="the number of devices must be"):
         simulate_cpu_devices(bad)
+    assert jax.config.jax_num_cpu_devices == before

@@ -23,9 +23,15 @@ def test_banner_adds_requested_packages():
     assert "surely-not-a-real-package not installed" in banner
 
 
-@pytest.mark.parametrize("bad", ["flax", [""], [3]])
-def test_banner_rejects_bad_package_names(bad):
-    with pytest.raises(TypeError):
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("flax", "not one string"), ("", "not one string"), ([""], "non-empty strings"),
+        ([3], "non-empty strings"), ([None], "non-empty strings"), ([b"flax"], "non-empty strings"),
+    ],
+)
+def test_banner_rejects_bad_package_names(bad, message):
+    with pytest.raises(TypeError, match=message):
         environment_banner(bad)
 
 

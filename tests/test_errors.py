@@ -24,24 +24,66 @@ def test_accepts_subclasses_and_tuples(capsys):
         {}["missing"]
 
 
+@pytest.mark.parametrize(
+    ("error", "max_lines", "printed"),
+    [
+        (RuntimeError("one\n\nthree\nfour"), 3,
+         "RuntimeError (expected):\n    one\n\n    three\n    [...]\n"),
+        (ValueError(), None, "ValueError (expected):\n\n"),
+        (KeyError("a\nb"), None, "KeyError (expected):\n    'a\\nb'\n"),  # str() is the repr
+    ],
+)
+def test_prints_the_message_indented_and_shortened(capsys, error, max_lines, printed):
+    with expect_error(type(error), max_lines=max_lines) as caught:
+        raise error
+    assert caught.value is error
+    assert capsys.readouterr().out == printed
+
+
 def test_fails_when_nothing_is_raised():
     with pytest.raises(AssertionError, match="expected TypeError to be raised"):
         with expect_error(TypeError):
             pass
+    with pytest.raises(AssertionError, match="expected KeyError or TypeError to be raised"):
+        with expect_error((KeyError, TypeError)):
+            pass
 
 
-def test_lets_an_unexpected_exception_through():
-    with pytest.raises(KeyError):
+def test_lets_an_unexpected_exception_through(capsys):
+    error = KeyError("missing")
+    with pytest.raises(KeyError) as info:
         with expect_error(TypeError):
-            {}["missing"]
+            raise error
+    assert info.value is error
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("error", [StopIteration("done"), SystemExit(3), GeneratorExit()])
+def test_handles_exceptions_that_a_generator_treats_specially(capsys, error):
+    # expect_error is a generator-based context manager: these must still be caught when
+    # expected, and pass through unchanged (and unprinted) when not.
+    with expect_error(type(error)) as caught:
+        raise error
+    assert caught.value is error
+    assert capsys.readouterr().out.startswith(f"{type(error).__name__} (expected):")
+    with pytest.raises(type(error)) as info, expect_error(ValueError):
+        raise error
+    assert info.value is error
+    assert capsys.readouterr().out == ""
 
 
 def test_match_is_checked_against_the_message(capsys):
     with expect_error(ValueError, match=r"bad \w+"):
         raise ValueError("a bad value")
-    with pytest.raises(AssertionError, match="does not match"):
+    with expect_error(ValueError, match=""):  # the empty pattern is found in any message
+        raise ValueError("a bad value")
+    capsys.readouterr()
+    error = ValueError("a bad value")
+    with pytest.raises(AssertionError, match="does not match") as info:
         with expect_error(ValueError, match="something else"):
-            raise ValueError("a bad value")
+            raise error
+    assert info.value.__cause__ is error
+    assert capsys.readouterr().out == ""
 
 
 def test_max_lines_shortens_long_messages(capsys):
@@ -52,19 +94,27 @@ def test_max_lines_shortens_long_messages(capsys):
 
 
 @pytest.mark.parametrize(
-    ("args", "kwargs", "error"),
+    ("args", "kwargs", "error", "name"),
     [
-        (("TypeError",), {}, TypeError),
-        ((int,), {}, TypeError),
-        (((),), {}, TypeError),
-        ((ValueError,), {"match": 3}, TypeError),
-        ((ValueError,), {"max_lines": 0}, ValueError),
+        (("TypeError",), {}, TypeError, "expected"),
+        ((int,), {}, TypeError, "expected"),
+        (((),), {}, TypeError, "expected"),
+        ((None,), {}, TypeError, "expected"),
+        ((ValueError("an instance"),), {}, TypeError, "expected"),
+        (((ValueError, int),), {}, TypeError, "expected"),
+        ((ValueError,), {"match": 3}, TypeError, "match"),
+        ((ValueError,), {"match": b"bad"}, TypeError, "match"),
+        ((ValueError,), {"max_lines": 0}, ValueError, "max_lines"),
+        ((ValueError,), {"max_lines": True}, ValueError, "max_lines"),
+        ((ValueError,), {"max_lines": 1.5}, ValueError, "max_lines"),
     ],
 )
-def test_rejects_bad_arguments(args, kwargs, error):
-    with pytest.raises(error):
+def test_rejects_bad_arguments_before_running_the_block(args, kwargs, error, name):
+    ran = []
+    with pytest.raises(error, match=f"^{name} must be"):
         with expect_error(*args, **kwargs):
-            raise ValueError("never reached by the check")
+            ran.append(True)
+    assert not ran
 
 
 def test_expect_error_prints_no_memory_addresses(capsys):

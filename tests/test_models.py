@@ -5,30 +5,35 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import pytest
+from flax import nnx
 
 from helpers.models import MLPClassifier
 
 
 def test_shapes_and_parameter_names():
-    model = MLPClassifier(hidden=5)
-    params = model.init(jax.random.key(0), jnp.ones((3, 2)))["params"]
-    assert jax.tree.map(jnp.shape, params) == {
+    model = MLPClassifier(hidden=5, rngs=nnx.Rngs(0))
+    shapes = jax.tree.map(jnp.shape, nnx.to_pure_dict(nnx.state(model, nnx.Param)))
+    assert shapes == {
         "hidden": {"kernel": (2, 5), "bias": (5,)},
         "output": {"kernel": (5, 1), "bias": (1,)},
     }
-    logits = model.apply({"params": params}, jnp.ones((7, 2)))
-    assert logits.shape == (7,)
+    assert model(jnp.ones((7, 2))).shape == (7,)
 
 
 def test_matches_the_formula():
-    model = MLPClassifier()
-    params = model.init(jax.random.key(1), jnp.ones((1, 2)))["params"]
+    model = MLPClassifier(rngs=nnx.Rngs(1))
     x = jnp.array([[0.5, -1.0], [1.0, 1.0]])
-    hidden = jnp.tanh(x @ params["hidden"]["kernel"] + params["hidden"]["bias"])
-    expected = (hidden @ params["output"]["kernel"] + params["output"]["bias"])[:, 0]
-    assert jnp.allclose(model.apply({"params": params}, x), expected, atol=1e-6)
+    hidden = jnp.tanh(x @ model.hidden.kernel[...] + model.hidden.bias[...])
+    expected = (hidden @ model.output.kernel[...] + model.output.bias[...])[:, 0]
+    assert jnp.allclose(model(x), expected, atol=1e-6)
+
+
+def test_same_seed_same_parameters():
+    first, second = MLPClassifier(rngs=nnx.Rngs(3)), MLPClassifier(rngs=nnx.Rngs(3))
+    x = jnp.ones((4, 2))
+    assert jnp.array_equal(first(x), second(x))
 
 
 def test_rejects_an_empty_hidden_layer():
     with pytest.raises(ValueError, match="hidden must be at least 1"):
-        MLPClassifier(hidden=0).init(jax.random.key(0), jnp.ones((1, 2)))
+        MLPClassifier(hidden=0, rngs=nnx.Rngs(0))

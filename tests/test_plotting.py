@@ -45,13 +45,35 @@ def test_plot_decision_boundary_rejects_a_wrong_prediction_size():
         plot_decision_boundary(lambda p: np.zeros(3), DS.data, DS.labels, resolution=10)
 
 
+def _must_not_run(points):
+    raise AssertionError("predict was called although the arguments were invalid")
+
+
+def _boundary(data, labels):
+    return plot_decision_boundary(_must_not_run, data, labels)
+
+
+@pytest.mark.parametrize("plot", [plot_xor, _boundary], ids=["plot_xor", "plot_decision_boundary"])
 @pytest.mark.parametrize(
     ("data", "labels", "message"),
-    [(np.ones((5, 3)), np.ones(5), r"shape \(n, 2\)"), (np.ones((5, 2)), np.ones(4), "labels")],
+    [
+        ((5, 3), (5,), r"data must have shape \(n, 2\)"),
+        ((4,), (4,), r"data must have shape \(n, 2\)"),
+        ((1, 5, 2), (5,), r"data must have shape \(n, 2\)"),
+        ((5, 2), (4,), r"labels must have shape \(5,\)"),
+        ((5, 2), (5, 1), r"labels must have shape \(5,\)"),
+    ],
 )
-def test_plots_reject_wrong_shapes(data, labels, message):
+def test_plots_reject_wrong_shapes_before_drawing(plot, data, labels, message):
     with pytest.raises(ValueError, match=message):
-        plot_xor(data, labels)
+        plot(np.ones(data), np.ones(labels))
+    assert not plt.get_fignums()  # no figure was made
+
+
+@pytest.mark.parametrize("resolution", [1, 0, True, 2.5, "3"])
+def test_plot_decision_boundary_rejects_a_bad_resolution(resolution):
+    with pytest.raises(ValueError, match="resolution must be an int of at least 2"):
+        plot_decision_boundary(_must_not_run, DS.data, DS.labels, resolution=resolution)
 
 
 def test_plot_curves_draws_one_line_per_series():

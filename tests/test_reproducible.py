@@ -1,7 +1,8 @@
 """Every page is reproducible: executing a notebook again gives the outputs the website shows.
 
-The website build executed each notebook once (the `built_site` fixture); here each is executed
-a second time and compared output by output. Cells tagged `timing` are skipped, since a
+The tests executed each notebook once (nbmake; the `executed_notebooks` fixture keeps the
+copies the website is built from); here each is executed a second time and compared output by
+output. Cells tagged `timing` are skipped, since a
 measurement differs on every run (the policy tests check that such cells really time
 something). Only what legitimately changes between two kernels is normalized: the temporary
 file name IPython gives each cell, temporary directories, and memory addresses.
@@ -16,7 +17,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tools.notebooks import chapter_notebooks
+from tools.notebooks import cell_timeout, chapter_notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = chapter_notebooks(ROOT)
@@ -55,13 +56,11 @@ def _first_difference(a: list[tuple], b: list[tuple]) -> str:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_a_second_run_gives_the_same_outputs(path: Path, built_site: Path):
-    executed = built_site.parent / "jupyter_execute" / path.relative_to(ROOT)
-    assert executed.exists(), f"the website build left no executed copy of {path.name}"
-    first = nbformat.read(executed, as_version=4)
+def test_a_second_run_gives_the_same_outputs(path: Path, executed_notebooks):
+    first = nbformat.read(executed_notebooks[path], as_version=4)
     second = nbformat.read(path, as_version=4)
     NotebookClient(
-        second, kernel_name="python3", timeout=600,
+        second, kernel_name="python3", timeout=cell_timeout(ROOT / "_config.yml"),
         resources={"metadata": {"path": str(path.parent)}},
     ).execute()
 
@@ -88,11 +87,11 @@ def _shown_text(cell: nbformat.NotebookNode) -> str:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_outputs_carry_no_colour_codes(path: Path, built_site: Path):
+def test_outputs_carry_no_colour_codes(path: Path, executed_notebooks):
     # A jaxpr shown by Jupyter's display (a bare expression) or printed without
     # `jax_pprint_use_color=False` comes out with terminal colour codes; outputs stay plain
     # text, as the prose quotes them and as a reader's terminal or Colab shows them.
-    executed = nbformat.read(built_site.parent / "jupyter_execute" / path.relative_to(ROOT), 4)
+    executed = nbformat.read(executed_notebooks[path], 4)
     coloured = [
         number for number, cell in enumerate(executed.cells)
         if cell.cell_type == "code" and "\x1b[" in _shown_text(cell)

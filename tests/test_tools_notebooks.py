@@ -78,9 +78,19 @@ def test_pinned_versions_reads_the_pins(tmp_path):
         pinned_versions(requirements)
 
 
-def test_setup_cell_rejects_a_bad_url():
-    with pytest.raises(ValueError, match="https://"):
-        setup_cell_source("github.com/someone/book", TESTED)
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "github.com/someone/book", "http://github.com/someone/book",
+        "HTTPS://github.com/someone/book", " https://github.com/someone/book",
+        "https:/github.com/someone/book", "git@github.com:someone/book.git",
+        "https://", "https:///someone/book",  # no host
+        None, b"https://github.com/someone/book",
+    ],
+)
+def test_setup_cell_rejects_anything_but_an_https_url_with_a_host(bad):
+    with pytest.raises(ValueError, match="url must be an https:// URL with a host"):
+        setup_cell_source(bad, TESTED)
 
 
 def test_tidy_inserts_the_setup_cell_and_strips_outputs(tmp_path):
@@ -119,6 +129,57 @@ def test_main_tidies_every_chapter(tmp_path, capsys):
     main([str(tmp_path)])
     assert capsys.readouterr().out.count("tidied") == 2
     main([str(tmp_path)])
+    assert capsys.readouterr().out == ""
+
+
+def _repository(root: Path) -> Path:
+    """A repository root with a `_config.yml`, pins and an empty `book/` and `templates/`."""
+    _write_config(root, URL)
+    (root / "requirements.txt").write_text("".join(f"{n}=={v}\n" for n, v in TESTED.items()))
+    (root / "book").mkdir()
+    (root / "templates").mkdir()
+    return root
+
+
+def _setup(url: str = URL) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(setup_cell_source(url, TESTED))
+    cell.metadata["tags"] = [SETUP_CELL_TAG]
+    return cell
+
+
+def test_main_tidies_the_templates_too(tmp_path, capsys):
+    root = _repository(tmp_path)
+    template = root / "templates" / "chapter.ipynb"
+    _notebook(template, [nbformat.v4.new_markdown_cell("# T")])
+    assert main([str(root)]) == 0
+    assert capsys.readouterr().out == f"tidied {template}\n"
+    first = json.loads(template.read_text())["cells"][0]
+    assert "".join(first["source"]) == setup_cell_source(URL, TESTED)
+
+
+def test_check_lists_what_tidy_would_fix_and_changes_nothing(tmp_path, capsys):
+    root = _repository(tmp_path)
+    clean = _notebook(root / "book" / "01_a.ipynb", [_setup(), nbformat.v4.new_code_cell("1")])
+    counted = nbformat.v4.new_code_cell("1 + 1")
+    counted.execution_count = 4  # an execution count alone, without outputs, is enough
+    _notebook(root / "book" / "02_b.ipynb", [_setup(), nbformat.v4.new_markdown_cell("#"), counted])
+    _notebook(root / "book" / "03_c.ipynb", [nbformat.v4.new_markdown_cell("# C")])
+    _notebook(root / "templates" / "chapter.ipynb", [_setup("https://github.com/old/place")])
+    files = sorted(root.rglob("*.ipynb"))
+    before = [path.read_bytes() for path in files]
+
+    assert main(["--check", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert f"{clean}" not in out
+    assert "02_b.ipynb: cells [2] carry outputs or execution counts" in out
+    assert "03_c.ipynb: the first cell is not the set-up cell" in out
+    assert "chapter.ipynb: the set-up cell is stale" in out
+    assert "make tidy" in out
+    assert [path.read_bytes() for path in files] == before
+
+    main([str(root)])
+    capsys.readouterr()
+    assert main(["--check", str(root)]) == 0
     assert capsys.readouterr().out == ""
 
 

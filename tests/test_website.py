@@ -137,11 +137,10 @@ def tour(built_site: Path, browser: tuple[Any, list[str]]) -> Iterator[Tour]:
 
 
 @pytest.fixture(scope="module")
-def problems(tour: Tour, built_site: Path) -> dict[str, dict[str, list[str]]]:
-    executed = built_site.parent / "jupyter_execute"
+def problems(tour: Tour, executed_notebooks) -> dict[str, dict[str, list[str]]]:
     return {
         page.docname: check_page(page, tour.visits[page.docname], tour.links, ROOT,
-                                 executed / (page.docname + ".ipynb"))
+                                 executed_notebooks.get(page.source.resolve()))
         for page in PAGES
     }
 

@@ -4,8 +4,10 @@ Every chapter starts with the same set-up cell (tagged ``remove-cell``, so the w
 it). On Colab it installs this book's ``helpers`` package from the repository, and with it any
 library that Colab lacks or has too old; elsewhere it does nothing. The repository URL lives in
 one place, ``_config.yml``; run ``python -m tools.notebooks`` (``make tidy``) after changing it,
-or after saving a notebook with outputs, to rewrite every notebook's set-up cell and strip
-outputs and execution counts.
+or after saving a notebook with outputs, to rewrite the set-up cell of every notebook in
+``book/`` and ``templates/`` and strip outputs and execution counts.
+``python -m tools.notebooks --check`` changes nothing: it lists the notebooks that ``make tidy``
+would fix and exits with status 1 if there are any (the pre-commit hook runs it).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,12 +25,15 @@ import yaml
 __all__ = [
     "INSTALL_SOURCE_VARIABLE",
     "SETUP_CELL_TAG",
+    "cell_timeout",
     "chapter_notebooks",
+    "notebook_problems",
     "TAUGHT_LIBRARIES",
     "pinned_versions",
     "read_pins",
     "repository_url",
     "setup_cell_source",
+    "template_notebooks",
     "tidy_notebook",
 ]
 
@@ -116,6 +122,21 @@ def repository_url(config_path: str | Path) -> str:
     return url.rstrip("/").removesuffix(".git")
 
 
+def cell_timeout(config_path: str | Path) -> int:
+    """Seconds one notebook cell may run (``execute: timeout:`` in ``_config.yml``).
+
+    The one timeout for every execution of a notebook: the website build, nbmake, the
+    reproducibility run and the Colab test.
+    """
+    config = yaml.safe_load(Path(config_path).read_text(encoding="utf-8")) or {}
+    timeout = (config.get("execute") or {}).get("timeout")
+    if not isinstance(timeout, int) or timeout <= 0:
+        raise ValueError(
+            f"{config_path}: execute.timeout must be a positive integer, got {timeout!r}"
+        )
+    return timeout
+
+
 def read_pins(requirements_path: str | Path) -> dict[str, str]:
     """Every ``name==version`` line of a requirements file, by normalized name."""
     pins = {}
@@ -152,6 +173,20 @@ def chapter_notebooks(root: str | Path) -> list[Path]:
     return sorted(p for p in book.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 
 
+def template_notebooks(root: str | Path) -> list[Path]:
+    """The notebooks under ``root/templates`` (the chapter template): not part of the book,
+    but kept tidy like its chapters."""
+    return sorted((Path(root) / "templates").glob("*.ipynb"))
+
+
+def _is_setup_cell(cell: dict[str, Any] | None) -> bool:
+    return (
+        cell is not None
+        and cell["cell_type"] == "code"
+        and SETUP_CELL_TAG in cell.get("metadata", {}).get("tags", [])
+    )
+
+
 def _setup_cell(source: str) -> dict[str, Any]:
     return {
         "cell_type": "code",
@@ -170,13 +205,8 @@ def tidy_notebook(path: str | Path, url: str, tested: dict[str, str]) -> bool:
     notebook = json.loads(text)
     cells = notebook["cells"]
     first = cells[0] if cells else None
-    is_setup = (
-        first is not None
-        and first["cell_type"] == "code"
-        and SETUP_CELL_TAG in first.get("metadata", {}).get("tags", [])
-    )
     cell = _setup_cell(setup_cell_source(url, tested))
-    if is_setup:
+    if _is_setup_cell(first):
         cell["id"] = first.get("id", "setup")
         cells[0] = cell
     else:
@@ -192,16 +222,52 @@ def tidy_notebook(path: str | Path, url: str, tested: dict[str, str]) -> bool:
     return False
 
 
-def main(argv: list[str] | None = None) -> None:
+def notebook_problems(path: str | Path, url: str, tested: dict[str, str]) -> list[str]:
+    """What :func:`tidy_notebook` would fix in a notebook, without changing it: a missing or
+    stale set-up cell, and code cells that carry outputs or execution counts."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    problems = []
+    first = cells[0] if cells else None
+    if not _is_setup_cell(first):
+        problems.append(f"the first cell is not the set-up cell (tagged {SETUP_CELL_TAG})")
+    elif "".join(first["source"]) != setup_cell_source(url, tested):
+        problems.append("the set-up cell is stale")
+    dirty = [
+        i for i, c in enumerate(cells)
+        if c["cell_type"] == "code" and (c.get("outputs") or c.get("execution_count") is not None)
+    ]
+    if dirty:
+        problems.append(f"cells {dirty} carry outputs or execution counts")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Tidy every notebook of the book and the templates (``--check``: only report); the exit
+    status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", nargs="?", default=".", help="the repository root")
-    root = Path(parser.parse_args(argv).root)
+    parser.add_argument(
+        "--check", action="store_true",
+        help="change nothing; list the notebooks that need tidying and exit 1 if there are any",
+    )
+    args = parser.parse_args(argv)
+    root = Path(args.root)
     url = repository_url(root / "_config.yml")
     tested = pinned_versions(root / "requirements.txt")
-    for notebook in chapter_notebooks(root):
+    notebooks = [*chapter_notebooks(root), *template_notebooks(root)]
+    if args.check:
+        found = {path: problems for path in notebooks
+                 if (problems := notebook_problems(path, url, tested))}
+        for path, problems in found.items():
+            print(f"{path}: {'; '.join(problems)}")
+        if found:
+            print("Run `make tidy` (python -m tools.notebooks) to fix them.")
+        return 1 if found else 0
+    for notebook in notebooks:
         if tidy_notebook(notebook, url, tested):
             print(f"tidied {notebook}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
