@@ -8,7 +8,9 @@ jobs: it prints the exception it was told to expect and fails loudly otherwise.
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,7 +50,8 @@ def expect_error(
     - Any other exception propagates unchanged, so the cell fails with it.
     - ``match``, a regular expression, must be found in the message (``re.search``).
     - ``max_lines`` shortens a long message to its first lines when printing.
-    - Printing drops memory addresses (``<function f at 0x7f...>`` shows as ``<function f>``).
+    - Printing drops memory addresses (``<function f at 0x7f...>`` shows as ``<function f>``)
+      and writes the temporary directory (``/tmp``) as ``<tmp>``.
 
     Use it as ``with expect_error(TypeError): x[0] = 1``; the ``as`` target receives a
     :class:`CaughtError` whose ``value`` is the exception.
@@ -73,8 +76,11 @@ def expect_error(
                 f"{message}"
             ) from exc
         caught.value = exc
-        # Memory addresses differ on every run and mean nothing to a reader.
-        lines = re.sub(r" at 0x[0-9a-fA-F]+", "", message).splitlines() or [""]
+        # Memory addresses and temporary paths differ on every run and mean nothing to a reader.
+        shown = re.sub(r" at 0x[0-9a-fA-F]+", "", message)
+        for temporary in {os.path.realpath(tempfile.gettempdir()), tempfile.gettempdir()}:
+            shown = re.sub(re.escape(temporary) + r"(/tmp\w+)?", "<tmp>", shown)
+        lines = shown.splitlines() or [""]
         if max_lines is not None and len(lines) > max_lines:
             lines = [*lines[:max_lines], "[...]"]
         print(f"{type(exc).__name__} (expected):")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tempfile
+
 import pytest
 
 from helpers import expect_error
@@ -126,3 +128,10 @@ def test_expect_error_prints_no_memory_addresses(capsys):
     printed = capsys.readouterr().out
     assert "<function test_expect_error_prints_no_memory_addresses.<locals>.f>" in printed
     assert "0x" not in printed
+
+
+def test_temporary_paths_are_shown_as_tmp(capsys):
+    folder = tempfile.mkdtemp()  # /tmp/tmpk3j2... : a new name on every run
+    with expect_error(FileNotFoundError, match="not found"):
+        raise FileNotFoundError(f"{folder}/run/6 not found")
+    assert capsys.readouterr().out.splitlines()[1] == "    <tmp>/run/6 not found"
