@@ -1,8 +1,6 @@
 """Shared code for the chapters of Executable JAX.
 
-Each module's docstring names the chapter that defines its code (``XORDataset``,
-``numpy_collate``, ``count_traces``, ``MLPClassifier`` are the chapters' own code, unchanged) or
-first teaches the idea it packages (timing, expected errors, devices, plots, the banner).
+Each module's docstring names the chapter that defines its code, or first teaches its idea.
 Importing this module does no work: no devices are touched and no state is created.
 """
 

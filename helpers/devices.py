@@ -4,8 +4,6 @@ JAX can present the CPU as several devices, so sharding and collectives run on a
 The setting must be made before JAX first uses a device.
 """
 
-from __future__ import annotations
-
 import numbers
 
 import jax

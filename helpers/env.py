@@ -4,8 +4,6 @@ Every chapter prints it under its imports; chapter 1 (``book/01_why_jax.ipynb``)
 shows. The website's execution-status page (``_ext/execution_status.py``) reads it back.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from collections.abc import Sequence
 from importlib import metadata

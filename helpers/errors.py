@@ -6,8 +6,6 @@ A cell that simply raises would stop "Run all" in Jupyter and Colab, and a bare
 jobs: it prints the exception it was told to expect and fails loudly otherwise.
 """
 
-from __future__ import annotations
-
 import os
 import re
 import tempfile

@@ -5,8 +5,6 @@ chapters after it as ``from helpers.models import MLPClassifier``. It is not re-
 ``helpers`` so that chapters which do not use Flax do not import it.
 """
 
-from __future__ import annotations
-
 import jax
 import jax.numpy as jnp
 from flax import nnx

@@ -6,8 +6,6 @@ function up first, waits for every result with :func:`jax.block_until_ready`, re
 measurement and reports the median with its spread.
 """
 
-from __future__ import annotations
-
 import math
 import numbers
 import statistics
