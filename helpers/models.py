@@ -16,8 +16,8 @@ class MLPClassifier(nnx.Module):
     """A one-hidden-layer MLP with one output logit per example.
 
     Parameters: ``hidden.kernel`` ``(in_features, hidden)``, ``hidden.bias``,
-    ``output.kernel`` ``(hidden, 1)`` and ``output.bias``. The output has shape ``(batch,)``,
-    like the labels; a logit above 0 means class 1 is more likely.
+    ``output.kernel`` ``(hidden, 1)`` and ``output.bias``. The output has shape
+    ``(batch,)``, like the labels; a logit above 0 means class 1 is more likely.
     """
 
     def __init__(self, hidden: int = 8, *, in_features: int = 2, rngs: nnx.Rngs):
