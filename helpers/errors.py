@@ -34,6 +34,15 @@ def _check_types(expected: object) -> tuple[type[BaseException], ...]:
     return types
 
 
+def _fit(line: str, width: int = 84) -> list[str]:
+    """A long message line broken at spaces, so it fits the page's column once indented."""
+    if len(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip())]
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [line]
+
+
 @contextmanager
 def expect_error(
     expected: type[BaseException] | tuple[type[BaseException], ...],
@@ -47,7 +56,7 @@ def expect_error(
     - If the block finishes without raising, an ``AssertionError`` says so.
     - Any other exception propagates unchanged, so the cell fails with it.
     - ``match``, a regular expression, must be found in the message (``re.search``).
-    - ``max_lines`` shortens a long message to its first lines when printing.
+    - ``max_lines`` keeps a long message's first lines; lines too wide are broken at spaces.
     - Printing drops memory addresses (``<function f at 0x7f...>`` shows as ``<function f>``)
       and writes the temporary directory (``/tmp``) as ``<tmp>``.
 
@@ -78,7 +87,7 @@ def expect_error(
         shown = re.sub(r" at 0x[0-9a-fA-F]+", "", message)
         for temporary in {os.path.realpath(tempfile.gettempdir()), tempfile.gettempdir()}:
             shown = re.sub(re.escape(temporary) + r"(/tmp\w+)?", "<tmp>", shown)
-        lines = shown.splitlines() or [""]
+        lines = [wrapped for line in shown.splitlines() or [""] for wrapped in _fit(line)]
         if max_lines is not None and len(lines) > max_lines:
             lines = [*lines[:max_lines], "[...]"]
         print(f"{type(exc).__name__} (expected):")

@@ -135,3 +135,12 @@ def test_temporary_paths_are_shown_as_tmp(capsys):
     with expect_error(FileNotFoundError, match="not found"):
         raise FileNotFoundError(f"{folder}/run/6 not found")
     assert capsys.readouterr().out.splitlines()[1] == "    <tmp>/run/6 not found"
+
+
+def test_long_message_lines_are_broken_to_fit_the_column(capsys):
+    words = " ".join(f"word{i}" for i in range(40))  # about 270 characters
+    with expect_error(ValueError):
+        raise ValueError(words)
+    printed = capsys.readouterr().out.splitlines()[1:]
+    assert len(printed) > 2 and all(len(line) <= 88 for line in printed)
+    assert " ".join(line.strip() for line in printed) == words
