@@ -57,8 +57,8 @@ def expect_error(
     - Any other exception propagates unchanged, so the cell fails with it.
     - ``match``, a regular expression, must be found in the message (``re.search``).
     - ``max_lines`` keeps a long message's first lines; lines too wide are broken at spaces.
-    - Printing drops memory addresses (``<function f at 0x7f...>`` shows as ``<function f>``)
-      and writes the temporary directory (``/tmp``) as ``<tmp>``.
+    - Printing drops memory addresses (``<function f at 0x7f...>`` shows as ``<function f>``),
+      writes a notebook cell's file as ``<cell>`` and the temporary directory as ``<tmp>``.
 
     Use it as ``with expect_error(TypeError): x[0] = 1``; the ``as`` target receives a
     :class:`CaughtError` whose ``value`` is the exception.
@@ -83,8 +83,9 @@ def expect_error(
                 f"{message}"
             ) from exc
         caught.value = exc
-        # Memory addresses and temporary paths differ on every run and mean nothing to a reader.
+        # Addresses, a cell's file and temporary paths differ on every run: they mean nothing.
         shown = re.sub(r" at 0x[0-9a-fA-F]+", "", message)
+        shown = re.sub(r"\S*/ipykernel_\d+/\d+\.py", "<cell>", shown)
         for temporary in {os.path.realpath(tempfile.gettempdir()), tempfile.gettempdir()}:
             shown = re.sub(re.escape(temporary) + r"(/tmp\w+)?", "<tmp>", shown)
         lines = [wrapped for line in shown.splitlines() or [""] for wrapped in _fit(line)]

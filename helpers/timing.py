@@ -81,12 +81,11 @@ class Timing:
         )
 
 
-def _positive_int(name: str, value: Any, minimum: int) -> int:
+def _positive_int(name: str, value: Any, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    return value
 
 
 def _run(fn: Callable[..., Any], args: tuple, kwargs: dict, calls: int) -> float:

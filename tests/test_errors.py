@@ -144,3 +144,9 @@ def test_long_message_lines_are_broken_to_fit_the_column(capsys):
     printed = capsys.readouterr().out.splitlines()[1:]
     assert len(printed) > 2 and all(len(line) <= 88 for line in printed)
     assert " ".join(line.strip() for line in printed) == words
+
+
+def test_a_notebook_cells_file_is_shown_as_cell(capsys):
+    with expect_error(NameError):
+        raise NameError("defined at /tmp/ipykernel_4242/1234567.py:3")
+    assert capsys.readouterr().out.splitlines()[1] == "    defined at <cell>:3"
