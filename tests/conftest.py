@@ -15,7 +15,7 @@ import pytest
 import yaml
 from nbmake.nb_run import NotebookRun
 
-from tools.notebooks import cell_timeout, chapter_notebooks
+from tools.notebooks import cell_timeout, chapter_notebooks, read_config
 
 ROOT = Path(__file__).resolve().parent.parent
 CELL_TIMEOUT = cell_timeout(ROOT / "_config.yml")
@@ -150,7 +150,7 @@ def _site_sources(executed: dict[Path, Path]) -> Path:
     for folder in ("book", "_ext"):
         shutil.copytree(ROOT / folder, stage / folder, ignore=ignore)
     shutil.copy(ROOT / "_toc.yml", stage / "_toc.yml")
-    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    config = read_config(ROOT / "_config.yml")
     config["execute"]["execute_notebooks"] = "off"
     (stage / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     for source, copy in executed.items():

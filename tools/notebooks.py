@@ -30,6 +30,7 @@ __all__ = [
     "notebook_problems",
     "TAUGHT_LIBRARIES",
     "pinned_versions",
+    "read_config",
     "read_pins",
     "repository_url",
     "setup_cell_source",
@@ -113,9 +114,14 @@ if importlib.util.find_spec("helpers") is None:
         os.kill(os.getpid(), 9)"""
 
 
+def read_config(config_path: str | Path) -> dict[str, Any]:
+    """The book's settings, ``_config.yml``, as a dict."""
+    return yaml.safe_load(Path(config_path).read_text(encoding="utf-8")) or {}
+
+
 def repository_url(config_path: str | Path) -> str:
     """The repository URL from ``_config.yml`` (``repository: url:``), without a trailing slash."""
-    config = yaml.safe_load(Path(config_path).read_text(encoding="utf-8")) or {}
+    config = read_config(config_path)
     url = (config.get("repository") or {}).get("url")
     if not isinstance(url, str) or not url.startswith("https://"):
         raise ValueError(f"{config_path}: repository.url must be an https:// URL, got {url!r}")
@@ -128,7 +134,7 @@ def cell_timeout(config_path: str | Path) -> int:
     The one timeout for every execution of a notebook: the website build, nbmake, the
     reproducibility run and the Colab test.
     """
-    config = yaml.safe_load(Path(config_path).read_text(encoding="utf-8")) or {}
+    config = read_config(config_path)
     timeout = (config.get("execute") or {}).get("timeout")
     if not isinstance(timeout, int) or timeout <= 0:
         raise ValueError(
