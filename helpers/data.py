@@ -11,7 +11,7 @@ __all__ = ["XORDataset", "numpy_collate"]
 
 
 class XORDataset:
-    """Corners of the unit square plus Gaussian noise; the label is the XOR of the corner."""
+    """Corners of the unit square plus Gaussian noise; the label is the corner's XOR."""
 
     def __init__(self, size, seed, noise=0.1):
         rng = np.random.default_rng(seed)
@@ -28,7 +28,7 @@ class XORDataset:
 
 
 def numpy_collate(batch):
-    """Stack a list of samples into NumPy arrays; a list of (x, y) pairs becomes (xs, ys)."""
+    """Stack samples into NumPy arrays; a list of (x, y) pairs becomes (xs, ys)."""
     if isinstance(batch[0], tuple):
         return tuple(numpy_collate(list(field)) for field in zip(*batch, strict=True))
     return np.stack([np.asarray(sample) for sample in batch])

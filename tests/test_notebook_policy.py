@@ -12,9 +12,9 @@ from site_checks import toc_pages
 from tools.notebooks import (
     SETUP_CELL_TAG,
     chapter_notebooks,
+    notebook_problems,
     pinned_versions,
     repository_url,
-    setup_cell_source,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,12 +70,23 @@ def test_readme_lists_the_chapter(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS_AND_TEMPLATE, ids=_id)
-def test_stored_without_outputs(path):
-    dirty = [
-        i for i, c in enumerate(_cells(path))
-        if c["cell_type"] == "code" and (c.get("outputs") or c.get("execution_count"))
+def test_tidy_current_set_up_cell_and_no_outputs(path):
+    """What the pre-commit hook checks (``python -m tools.notebooks --check``)."""
+    problems = notebook_problems(
+        path, repository_url(ROOT / "_config.yml"), pinned_versions(ROOT / "requirements.txt")
+    )
+    assert not problems, "; ".join(problems) + ": run `make tidy`"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS_AND_TEMPLATE, ids=_id)
+def test_code_fits_the_page_column(path):
+    """Code lines longer than 88 characters scroll sideways on the website (and in Colab)."""
+    long = [
+        f"cell {i}: {line[:60]}..." for i, cell in enumerate(_cells(path))
+        if cell["cell_type"] == "code" for line in "".join(cell["source"]).splitlines()
+        if len(line) > 88
     ]
-    assert not dirty, f"cells {dirty} have outputs or execution counts: run `make tidy`"
+    assert not long, f"{len(long)} code lines over 88 characters:\n" + "\n".join(long)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS_AND_TEMPLATE, ids=_id)
@@ -93,12 +104,6 @@ def test_starts_with_the_setup_cell_then_the_title(path):
     )
     assert setup["cell_type"] == "code"
     assert SETUP_CELL_TAG in setup.get("metadata", {}).get("tags", [])
-    expected = setup_cell_source(
-        repository_url(ROOT / "_config.yml"), pinned_versions(ROOT / "requirements.txt")
-    )
-    assert "".join(setup["source"]) == expected, "stale set-up cell: run `make tidy`"
-    # Colab shows the cell; it fits the column that code on the website fits.
-    assert max(map(len, expected.splitlines())) <= 88
 
 
 @pytest.mark.parametrize("path", CHAPTERS_AND_TEMPLATE, ids=_id)
