@@ -12,15 +12,16 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from tools.notebooks import cell_timeout
+
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "templates" / "chapter.ipynb"
 
 
 def test_the_chapter_template_runs():
     notebook = nbformat.read(TEMPLATE, as_version=4)
-    # A template cell runs in well under a second; the limit only stops a hang.
     NotebookClient(
-        notebook, kernel_name="python3", timeout=60,
+        notebook, kernel_name="python3", timeout=cell_timeout(ROOT / "_config.yml"),
         resources={"metadata": {"path": str(TEMPLATE.parent)}},
     ).execute()
     printed = "".join(
