@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 # 'JAX 0.12.0.1 | flax 0.12.12 | optax 0.2.8 | backend: cpu | 1 device: cpu', printed or shown
 # as a string's repr.
 _BANNER = re.compile(
-    r"JAX (?P<jax>\S+)(?P<packages>(?: \| [^|\n]+?)*) \| backend: (?P<backend>[^|\n]+?) \| "
+    r"JAX (?P<jax>\S+)(?P<packages>(?: \| [^|\n]+?)*)(?: \| |\n)backend: (?P<backend>[^|\n]+?) \| "
     r"(?P<devices>\d+ devices?: [^\n'\"]+)"
 )
 

@@ -1,4 +1,4 @@
-"""The one-line environment banner each chapter prints under its imports.
+"""The environment banner each chapter prints under its imports.
 
 Every chapter prints it under its imports; chapter 1 (``book/01_why_jax.ipynb``) says what it
 shows. The website's execution-status page (``_ext/execution_status.py``) reads it back.
@@ -12,12 +12,17 @@ import jax
 
 __all__ = ["environment_banner"]
 
+# The width of the website's code column, in characters (the notebooks' code keeps to it too).
+PAGE_WIDTH = 88
+
 
 def environment_banner(packages: Sequence[str] = ()) -> str:
-    """Say which JAX, backend and devices this page ran on, in one line.
+    """Say which JAX, backend and devices this page ran on, in one line of the page's width.
 
     ``packages`` names further distributions whose versions to add (for example
-    ``("flax", "optax")``); one that is not installed is reported as such.
+    ``("flax", "optax")``); one that is not installed is reported as such. Where one line
+    would be wider than the page's code column (88 characters), the backend and devices go
+    on a second line.
 
     >>> environment_banner()  # doctest: +SKIP
     'JAX 0.12.0.1 | backend: cpu | 1 device: cpu'
@@ -36,7 +41,9 @@ def environment_banner(packages: Sequence[str] = ()) -> str:
     kinds = Counter(device.device_kind for device in devices)
     described = ", ".join(f"{n} × {kind}" if n > 1 else kind for kind, n in kinds.items())
     count = len(devices)
-    return (
-        f"{' | '.join(versions)} | backend: {jax.default_backend()} | "
+    where = (
+        f"backend: {jax.default_backend()} | "
         f"{count} device{'s' * (count != 1)}: {described}"
     )
+    line = f"{' | '.join(versions)} | {where}"
+    return line if len(line) <= PAGE_WIDTH else f"{' | '.join(versions)}\n{where}"

@@ -14,7 +14,19 @@ def test_banner_names_version_backend_and_devices():
     assert banner.startswith(f"JAX {jax.__version__} | backend: {jax.default_backend()} | ")
     count = len(jax.devices())
     assert f"{count} device" in banner
-    assert "\n" not in banner
+    assert "\n" not in banner  # short enough for one line
+
+
+def test_a_long_banner_keeps_to_the_page_width_and_parses_back():
+    many = ("flax", "optax", "orbax-checkpoint")  # the most a chapter names
+    banner = environment_banner(many)
+    versions, where = banner.split("\n")  # one line would be too wide
+    assert all(len(line) <= 88 for line in (versions, where))
+    assert where.startswith(f"backend: {jax.default_backend()} | ")
+    parsed = parse_banner(f"some output\n{banner}\nmore output")
+    assert parsed is not None and parsed["backend"] == jax.default_backend()
+    assert list(parsed["packages"]) == list(many)
+    assert parsed["devices"] == where.split(" | ", 1)[1]
 
 
 def test_banner_adds_requested_packages():
