@@ -9,6 +9,7 @@ from helpers.devices import devices_for, simulate_cpu_devices
 from helpers.env import environment_banner
 from helpers.errors import CaughtError, expect_error
 from helpers.plotting import plot_curves, plot_decision_boundary, plot_xor
+from helpers.processes import free_port, run_processes
 from helpers.timing import Timing, format_duration, timeit, timing_table
 from helpers.tracing import count_traces
 
@@ -21,10 +22,12 @@ __all__ = [
     "environment_banner",
     "expect_error",
     "format_duration",
+    "free_port",
     "numpy_collate",
     "plot_curves",
     "plot_decision_boundary",
     "plot_xor",
+    "run_processes",
     "simulate_cpu_devices",
     "timeit",
     "timing_table",
