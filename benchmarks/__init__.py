@@ -4,15 +4,17 @@ Run it from the repository root with ``python -m benchmarks`` (``--quick`` for a
 tiny sizes, ``--out PATH`` to choose where the JSON goes). It measures three things:
 
 1. :mod:`benchmarks.elementwise`: an elementwise-heavy function in NumPy, eager JAX and
-   compiled JAX at several sizes, as time per call and achieved memory bandwidth, next to the
-   machine's measured copy bandwidth;
-2. :mod:`benchmarks.training`: the book's XOR classifier trained to the same test accuracy by
-   an idiomatic PyTorch loop, by JAX over a ``DataLoader`` and by JAX with whole epochs
-   compiled with ``lax.scan``, each in a fresh process so that its peak memory is its own;
+   compiled JAX at several sizes, as time per call and achieved memory bandwidth; the
+   machine's memory bandwidth on all cores (STREAM's copy and triad); and the ladder from the
+   function as a reader writes it to as close to that bandwidth as JAX gets;
+2. :mod:`benchmarks.training`: the book's XOR classifier trained to the same test accuracy
+   from the same initial weights, in pairs: PyTorch and JAX over the same ``DataLoader``, and
+   PyTorch over pre-loaded tensors (eager, and with ``torch.compile``) against JAX's epochs
+   compiled with ``lax.scan``, each trainer in a process of its own;
 3. :mod:`benchmarks.dispatch`: what one tiny operation costs eagerly and compiled, and what a
    host round trip per step costs.
 
 The appendix "Performance, measured" renders the JSON this writes.
 """
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2

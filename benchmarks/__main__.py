@@ -31,12 +31,15 @@ def run(quick: bool, only: tuple[str, ...] = BENCHMARKS) -> dict[str, Any]:
         "machine": machine_info(),
         "benchmarks": {},
         "seconds": {},
+        # The machine may be shared: what else ran, as the load average after each benchmark.
+        "load_average_after_each": {},
     }
     for name in only:
         print(f"[benchmarks] {name} ...", file=sys.stderr, flush=True)
         begin = time.perf_counter()
         document["benchmarks"][name] = modules[name].run(quick=quick)
         document["seconds"][name] = time.perf_counter() - begin
+        document["load_average_after_each"][name] = load_average()
     document["seconds"]["total"] = time.perf_counter() - started
     document["load_average_after"] = load_average()
     return document
@@ -46,19 +49,24 @@ def summary(document: dict[str, Any]) -> str:
     """A few lines for the terminal: the headline ratios of each benchmark that ran."""
     machine = document["machine"]
     lines = [f"{machine['cpu_model']} | JAX backend {machine['jax_backend']}"
-             f" | load average before {document['load_average_before']}"]
+             f" | load average before {document['load_average_before']},"
+             f" after {document['load_average_after']}"]
     found = document["benchmarks"]
     if "elementwise" in found:
         s = found["elementwise"]["summary"]
-        lines.append(f"elementwise, n={s['largest_n']}: "
-                     f"jit {s['jit_speedup_vs_numpy']:.1f}x NumPy, "
-                     f"{s['jit_fraction_of_copy_bandwidth']:.0%} of copy bandwidth "
-                     f"({s['copy_bandwidth_GBps']:.1f} GB/s)")
+        line = f"elementwise, n={s['largest_n']}: jit {s['jit_speedup_vs_numpy']:.1f}x NumPy"
+        if "copy_bandwidth_GBps" in s:
+            line += (f"; all-core copy {s['copy_bandwidth_GBps']:.1f} GB/s, jit at "
+                     f"{s['jit_fraction_of_copy_bandwidth']:.0%} of it, best rung "
+                     f"({s['best_rung']}) at {s['best_fraction_of_copy_bandwidth']:.0%}")
+        lines.append(line)
     if "training" in found:
         s = found["training"]["summary"]
-        lines.append(f"training: scanned epoch {s['scan_epoch_speedup_vs_dataloader']:.1f}x the "
-                     f"DataLoader loop; scan to accuracy "
-                     f"{s['scan_time_to_accuracy_speedup_vs_pytorch']:.1f}x PyTorch eager")
+        scan = s["scan_time_to_accuracy_speedup_vs_pytorch_preloaded"]
+        lines.append(f"training, time to accuracy: JAX over the DataLoader "
+                     f"{s['dataloader_time_to_accuracy_speedup_vs_pytorch']:.1f}x PyTorch over "
+                     f"it; scanned epochs {scan:.1f}x PyTorch over pre-loaded tensors "
+                     f"({s['fastest_pytorch_preloaded']})")
     if "dispatch" in found:
         d = found["dispatch"]
         tiny = {k: v["median_s"] * 1e6 for k, v in d["tiny_op"]["variants"].items()}

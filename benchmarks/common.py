@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported for annotations only: `helpers` imports JAX, which the PyTorch
-    from helpers import Timing  # trainer's process loads only late (see benchmarks.training)
+    from helpers import Timing  # trainers' processes never load (see benchmarks.training)
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
 
 PACKAGES = ("jax", "jaxlib", "flax", "optax", "torch", "numpy")
 
@@ -57,9 +62,7 @@ def peak_rss_bytes() -> int | None:
                     return int(line.split()[1]) * 1024  # reported in kB
     except OSError:
         pass
-    try:
-        import resource
-    except ImportError:  # Windows
+    if resource is None:  # Windows
         return None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak if sys.platform == "darwin" else peak * 1024)  # macOS: bytes, else KiB
@@ -67,9 +70,7 @@ def peak_rss_bytes() -> int | None:
 
 def minor_page_faults() -> int | None:
     """Minor page faults of this process so far (``ru_minflt``), where the OS counts them."""
-    try:
-        import resource
-    except ImportError:
+    if resource is None:
         return None
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
 
@@ -111,14 +112,15 @@ def last_level_cache_bytes() -> int | None:
     return caches[max(caches)] if caches else None
 
 
-def transparent_huge_pages() -> str | None:
+def transparent_huge_pages(setting_name: str = "enabled") -> str | None:
     """Linux's transparent huge pages setting (``always``, ``madvise`` or ``never``), if any.
 
     NumPy asks for huge pages for its large arrays with ``madvise``: Linux grants them under
-    ``always`` and ``madvise``, never under ``never``.
+    ``always`` and ``madvise``, never under ``never``. ``setting_name="defrag"`` reads how hard
+    Linux tries to find a free 2 MiB page when one is asked for.
     """
     try:
-        setting = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+        setting = Path(f"/sys/kernel/mm/transparent_hugepage/{setting_name}").read_text()
     except OSError:
         return None
     chosen = [word for word in setting.split() if word.startswith("[")]
@@ -136,6 +138,8 @@ def machine_info() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "last_level_cache_bytes": last_level_cache_bytes(),
         "transparent_huge_pages": transparent_huge_pages(),
+        "transparent_huge_pages_defrag": transparent_huge_pages("defrag"),
+        "libc": " ".join(platform.libc_ver()) or None,
         "jax_backend": jax.default_backend(),
         "jax_devices": [
             {"id": d.id, "platform": d.platform, "device_kind": d.device_kind} for d in devices
@@ -157,3 +161,111 @@ def device_peak_bytes() -> int | None:
 
     stats = jax.devices()[0].memory_stats()  # None on the CPU backend
     return int(stats["peak_bytes_in_use"]) if stats and "peak_bytes_in_use" in stats else None
+
+
+# --- Timing in interleaved rounds (JAX and helpers imported only when used) ---------------
+
+
+class Variant:
+    """One thing to time: ``run(calls)`` returns the seconds per call of ``calls`` calls.
+
+    ``call(arg)`` is the timed work; ``prepare()`` makes its argument before each call, outside
+    the clock where ``evict`` or ``keep`` is given (a fresh copy of a donated input). With
+    ``evict``, the caches are emptied of the call's data before each call, also outside the
+    clock. With ``keep``, the result outlives
+    the clock (a donated result, which a real loop would donate to its next call and never
+    free); otherwise freeing it is part of the call, as in a loop ``y = f(x)``, which frees
+    the previous ``y`` at every step.
+    """
+
+    def __init__(self, call: Callable[[Any], Any], prepare: Callable[[], Any] = lambda: None,
+                 evict: Callable[[], None] | None = None, keep: bool = False) -> None:
+        self.call, self.prepare, self.evict, self.keep = call, prepare, evict, keep
+
+    def _once(self, usage: dict[str, float] | None = None) -> float:
+        import jax
+
+        arg = self.prepare()
+        if self.evict is not None:
+            self.evict()
+        before = _usage() if usage is not None else None
+        start = time.perf_counter()
+        result = jax.block_until_ready(self.call(arg))
+        if not self.keep:
+            del result
+        elapsed = time.perf_counter() - start
+        if usage is not None:
+            for key, value in _usage().items():
+                usage[key] += value - before[key]
+        return elapsed
+
+    def run(self, calls: int) -> float:
+        if self.evict is None and not self.keep:
+            # Nothing to keep out of the clock but ``prepare``, which must then be cheap (it
+            # hands over an existing argument): one clock around all the calls, as
+            # ``helpers.timeit`` does, so that reading the clock costs nothing per call.
+            import jax
+
+            start = time.perf_counter()
+            for _ in range(calls):
+                jax.block_until_ready(self.call(self.prepare()))
+            return (time.perf_counter() - start) / calls
+        return sum(self._once() for _ in range(calls)) / calls
+
+    def profile(self, calls: int = 3) -> dict[str, float | None]:
+        """Minor page faults and user and system CPU seconds per call, all threads counted.
+
+        System time is the kernel working for the process: here mostly taking page faults,
+        which fill fresh pages with zeros, and giving memory back.
+        """
+        self._once()
+        if minor_page_faults() is None or resource is None:
+            return {"page_faults_per_call": None, "cpu_user_s_per_call": None,
+                    "cpu_system_s_per_call": None}
+        usage = {"page_faults": 0.0, "user": 0.0, "system": 0.0}
+        for _ in range(calls):
+            self._once(usage)
+        return {"page_faults_per_call": usage["page_faults"] / calls,
+                "cpu_user_s_per_call": usage["user"] / calls,
+                "cpu_system_s_per_call": usage["system"] / calls}
+
+
+def _usage() -> dict[str, float]:
+    found = resource.getrusage(resource.RUSAGE_SELF)
+    return {"page_faults": float(found.ru_minflt), "user": found.ru_utime,
+            "system": found.ru_stime}
+
+
+def calibrate(variant, min_run_seconds: float) -> int:
+    """A warm-up call, then the smallest count in 1, 2, 5, 10, ... that lasts long enough.
+
+    Long enough counts the wall time of the whole run, preparation and eviction included, so
+    that a variant whose call is short but whose preparation is long still runs a few calls.
+    """
+    variant.run(1)
+    calls = 1
+    while True:
+        for factor in (1, 2, 5):
+            count = calls * factor
+            if seconds(lambda count=count: variant.run(count)) >= min_run_seconds:
+                return count
+        calls *= 10
+
+
+def interleaved(variants: dict[str, Any], rounds: int,
+                min_run_seconds: float = 0.02) -> dict[str, Timing]:
+    """Time every variant once per round, for ``rounds`` rounds, in a rotating order.
+
+    A slow spell of the machine then falls on every variant alike, instead of on whichever
+    was being timed at the moment. Each run lasts at least ``min_run_seconds``.
+    """
+    import helpers
+
+    names = list(variants)
+    calls = {name: calibrate(variants[name], min_run_seconds) for name in names}
+    runs: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            runs[name].append(variants[name].run(calls[name]))
+    return {name: helpers.Timing(tuple(runs[name]), calls[name]) for name in names}

@@ -11,6 +11,8 @@
    100 steps inside one compiled ``lax.scan``.
 4. The ``lax.scan`` at several lengths: what one call costs whatever its length, and what each
    step inside it adds.
+
+All of them are timed together, in interleaved rounds.
 """
 
 from __future__ import annotations
@@ -23,8 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import helpers
-from benchmarks.common import seconds, timing_record
+from benchmarks.common import Variant, interleaved, seconds, timing_record
 
 TINY = 8
 SCAN_LENGTHS = (10, 100, 1000)
@@ -66,25 +67,17 @@ def loop_with_round_trips(step_jit, w, steps):
 
 
 def run(quick: bool = False) -> dict[str, Any]:
-    """The whole dispatch benchmark as a JSON-ready dict."""
+    """The whole dispatch benchmark as a JSON-ready dict.
+
+    Every timing is made in the same interleaved rounds (``benchmarks.common.interleaved``),
+    so that a machine shared with other programs slows them alike.
+    """
     repeat = 3 if quick else 21
     steps = 10 if quick else 100
 
     x_np = np.ones(TINY, dtype=np.float32)
     x = jnp.asarray(x_np)
     add_one_jit = jax.jit(add_one)
-    tiny = {
-        "numpy": helpers.timeit(add_one, x_np, repeat=repeat),
-        "jax_eager": helpers.timeit(add_one, x, repeat=repeat),
-        "jax_jit": helpers.timeit(add_one_jit, x, repeat=repeat),
-    }
-    try:
-        import torch
-
-        tiny["pytorch_eager"] = helpers.timeit(add_one, torch.ones(TINY), repeat=repeat)
-    except ImportError:  # PyTorch is optional here
-        pass
-
     w = jnp.ones((TINY,))
     step_jit = jax.jit(step)
 
@@ -102,31 +95,42 @@ def run(quick: bool = False) -> dict[str, Any]:
         "step": seconds(lambda: jax.jit(step).lower(w).compile()),
         "scan": seconds(lambda: jax.jit(scanned).lower(w).compile()),
     }
-    loops = {
-        "python_loop_on_device": helpers.timeit(loop_on_device, step_jit, w, steps, repeat=repeat),
-        "python_loop_round_trip": helpers.timeit(loop_with_round_trips, step_jit, w, steps,
-                                                 repeat=repeat),
-        "lax_scan": helpers.timeit(scanned_jit, w, repeat=repeat),
+    variants = {
+        "numpy": Variant(add_one, lambda: x_np),
+        "jax_eager": Variant(add_one, lambda: x),
+        "jax_jit": Variant(add_one_jit, lambda: x),
+        "step_jit": Variant(step_jit, lambda: w),
+        "add_one_loop": Variant(lambda _: add_one_loop(add_one_jit, x, steps)),
+        "python_loop_on_device": Variant(lambda _: loop_on_device(step_jit, w, steps)),
+        "python_loop_round_trip": Variant(lambda _: loop_with_round_trips(step_jit, w, steps)),
+        "lax_scan": Variant(scanned_jit, lambda: w),
+        **{f"scan_{length}": Variant(jax.jit(scanned_of_length(length)), lambda: w)
+           for length in SCAN_LENGTHS},
     }
-    # Like for like: the addition and the step, each timed both ways. The jitted addition
-    # that waits is the one above, and the step's loop that never waits the first loop above.
+    try:
+        import torch
+
+        x_torch = torch.ones(TINY)
+        variants["pytorch_eager"] = Variant(add_one, lambda: x_torch)
+    except ImportError:  # PyTorch is optional here
+        pass
+    timed = interleaved(variants, repeat)
+    tiny = {name: timed[name] for name in ("numpy", "pytorch_eager", "jax_eager", "jax_jit")
+            if name in timed}
+    loops = {name: timed[name]
+             for name in ("python_loop_on_device", "python_loop_round_trip", "lax_scan")}
+    # Like for like: the addition and the step, each timed both ways.
     like_for_like = {
-        "wait_every_call": {
-            "add_one_jit": tiny["jax_jit"],
-            "step_jit": helpers.timeit(step_jit, w, repeat=repeat),
-        },
-        "python_loop_never_waits": {
-            "add_one_jit": helpers.timeit(add_one_loop, add_one_jit, x, steps, repeat=repeat),
-            "step_jit": loops["python_loop_on_device"],
-        },
+        "wait_every_call": {"add_one_jit": timed["jax_jit"], "step_jit": timed["step_jit"]},
+        "python_loop_never_waits": {"add_one_jit": timed["add_one_loop"],
+                                    "step_jit": timed["python_loop_on_device"]},
     }
+    scans = {length: timed[f"scan_{length}"] for length in SCAN_LENGTHS}
     # The three loops compute the same losses.
     on_device = np.asarray(jnp.stack(loop_on_device(step_jit, w, steps)[1]))
     assert np.allclose(on_device, loop_with_round_trips(step_jit, w, steps)[1])
     assert np.allclose(on_device, np.asarray(scanned_jit(w)[1]))
 
-    scans = {length: helpers.timeit(jax.jit(scanned_of_length(length)), w, repeat=repeat)
-             for length in SCAN_LENGTHS}
     # The least-squares line through the scans' times against their lengths: its slope is
     # what one more step adds, and its value at zero steps what one call costs whatever its
     # length.

@@ -1,19 +1,37 @@
-"""An elementwise-heavy function in NumPy, eager JAX and compiled JAX, against a copy.
+"""An elementwise-heavy function in NumPy, eager JAX and compiled JAX, against the memory limit.
 
 The function is chapter 1's ``poly``: seven elementwise operations on a square matrix and its
 transpose. Its least possible memory traffic is one read of ``x`` and one write of the result,
-``2 * x.nbytes``; dividing that by the time per call gives the *achieved bandwidth*. The
-*copy bandwidth* of the machine is the same count for the simplest program that moves the same
-bytes: a copy, measured with NumPy (into an existing array) and with a compiled JAX copy (into a
-new buffer, as every JAX result is unless an input is donated). For a program that reads ``x``
-and writes a separate result of the same size, the faster of the two is the practical
-ceiling. An update in place of a donated input can pass it: it moves two streams of memory
-traffic per element (read ``x``, write it back), where a copy moves three (read ``x``, read the
-destination's line into the cache, write it back).
+``2 * x.nbytes``; dividing that by the time per call gives the *achieved bandwidth*, counted
+the way the STREAM benchmark counts it (the bytes the program must read and write, not the
+extra traffic the caches may add on their own).
 
-Every variant's page faults per call are recorded too, because fresh memory explains several
-of the results (see ``_allocator_probe``), and so is how many cores the compiled loop runs on
-(see ``_one_core_probe``).
+Three parts:
+
+1. ``results``: NumPy, eager JAX and ``jax.jit`` at five sizes, next to the fastest copy of the
+   same bytes at each size, with page faults per call, the one-off costs, and how many parts
+   XLA splits the compiled loop into; with NumPy and ``jax.jit`` again in a process whose
+   ``malloc`` keeps its memory and in a process allowed one core (the two *probes*), timed in
+   the same rounds.
+2. ``memory_bandwidth``: the machine's memory bandwidth, STREAM style, with arrays of the
+   largest size: a copy (``a = b``) and a triad (``a = b + s * c``) into existing arrays, on
+   one thread and on every core, written with NumPy (one slice per thread) and as jitted JAX
+   functions whose loop XLA spreads over its threads (the destination donated, so that no
+   fresh memory is involved). The fastest all-core copy is the limit for a function that reads
+   one array and writes one.
+3. ``ladder``: at the largest size, from the function as a reader writes it to as close to that
+   limit as JAX gets, one change per rung: NumPy, eager JAX, ``jax.jit``, huge pages for XLA's
+   buffers (an environment setting), a layout without the transposed read, the input donated.
+   The other combinations of those changes are measured too (``ladder["variants"]``), with
+   each compiled variant's HLO cost analysis and, for every variant, page faults and CPU time
+   (user and system) per call: where the time goes.
+
+Everything compared is measured together, in interleaved rounds (every variant once per
+round, in a rotating order), so that a machine shared with other programs slows them alike:
+each size's variants with the probes' at that size, and parts 2 and 3 together. Variants that
+need another environment (glibc reads its settings, and XLA counts its cores, when a process
+starts) run in worker processes driven round by round from this one. In parts 2 and 3, each
+timed call starts with the caches emptied of its data.
 
 Run alone with ``python -m benchmarks.elementwise`` (prints the JSON record).
 """
@@ -21,13 +39,14 @@ Run alone with ``python -m benchmarks.elementwise`` (prints the JSON record).
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import re
 import subprocess
 import sys
-import time
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import jax
@@ -35,7 +54,13 @@ import jax.numpy as jnp
 import numpy as np
 
 import helpers
-from benchmarks.common import minor_page_faults, seconds, timing_record
+from benchmarks.common import (
+    Variant,
+    interleaved,
+    last_level_cache_bytes,
+    seconds,
+    timing_record,
+)
 
 FULL_SIZES = (250, 500, 1000, 2000, 4000)
 QUICK_SIZES = (32, 64)
@@ -43,8 +68,21 @@ QUICK_SIZES = (32, 64)
 # rather than from a mapping of their own, and it hands free memory back to the system only
 # when 4 GiB of it have piled up. Freed arrays are then reused, already paged in.
 KEEP_MEMORY = {"MALLOC_MMAP_THRESHOLD_": str(2**28), "MALLOC_TRIM_THRESHOLD_": str(2**32)}
-# glibc's malloc asked to back large allocations with transparent huge pages (2 MiB).
+# glibc's malloc asked to back its large allocations with transparent huge pages (2 MiB): it
+# calls madvise(MADV_HUGEPAGE) on them, which Linux honours when its transparent huge pages
+# are set to "madvise" or "always". XLA's CPU runtime allocates its buffers with malloc.
 HUGE_PAGES = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+TRIAD_SCALAR = 3.0
+TRIAD_BLOCK = 2**16  # NumPy's triad works in blocks of 256 KiB, which stay in the core's cache
+# The ladder, one change per rung: (name, what changed from the rung before).
+LADDER = (
+    ("numpy", "the function as written, on NumPy arrays"),
+    ("jax_eager", "JAX arrays, no jit: one compiled program per operation"),
+    ("jax_jit", "jax.jit: one fused loop"),
+    ("jax_jit_huge_pages", "huge pages for XLA's buffers (GLIBC_TUNABLES)"),
+    ("jax_jit_without_transpose_huge_pages", "x in place of x.T: contiguous reads only"),
+    ("jax_jit_without_transpose_donated_huge_pages", "the input donated: updated in place"),
+)
 
 
 def poly(x):
@@ -53,7 +91,13 @@ def poly(x):
 
 
 def poly_without_transpose(x):
-    """The same operations with ``x`` in place of ``x.T``: every read is contiguous."""
+    """The same operations with ``x`` in place of ``x.T``: every read is contiguous.
+
+    This is what ``poly`` costs when the data comes in the order it is read: for a symmetric
+    ``x`` the two are the same function, and otherwise it is what a layout that stores the
+    values in the order the function reads them would buy. The arithmetic and the bytes are
+    the same.
+    """
     return (x + x * x + 3.0) * (x * x + x * x)
 
 
@@ -62,8 +106,37 @@ def jax_copy(x):
     return x + 0
 
 
+def copy_into(destination, source, zero):
+    """A compiled copy into a donated ``destination``, as one loop XLA spreads over its threads.
+
+    ``source + zero`` with ``zero`` a runtime scalar stays a fused elementwise loop (XLA runs a
+    plain ``copy`` instruction on one thread) and moves exactly a copy's bytes.
+    """
+    del destination  # donated: the output is written into its buffer
+    return source + zero
+
+
+def triad_into(destination, b, c, s):
+    """STREAM's triad, ``b + s * c``, written into a donated ``destination``."""
+    del destination
+    return b + s * c
+
+
+def scale_in_place(a, s):
+    """``a * s`` written back into the donated ``a``: an update in place, like STREAM's scale
+    with its output in its input. ``s`` is a runtime scalar (1.0 here, so the values never
+    change), which XLA cannot fold away."""
+    return a * s
+
+
 def _input(n: int) -> np.ndarray:
     return np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
+
+
+def _cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _compile_seconds(fn, x) -> float:
@@ -82,88 +155,254 @@ def _loop_partitions(fn, x) -> list[int]:
     return [int(p.strip('" ')) for p in found.group(1).split(",") if p.strip()] if found else []
 
 
-def _bandwidth(nbytes: int, timing: helpers.Timing) -> float:
-    return nbytes / timing.median / 1e9
+def _hlo_facts(jitted, *args) -> dict[str, Any]:
+    """What the compiled program says about itself: XLA's cost analysis, and extra copies.
+
+    ``hlo_bytes_accessed`` is XLA's own count of the bytes the program reads and writes;
+    ``copy_after_loop`` says whether the result is computed elsewhere and then copied, which
+    XLA does when it cannot write a donated input's buffer while still reading it.
+    """
+    compiled = jitted.lower(*args).compile()
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    root = [line for line in compiled.as_text().splitlines() if "ROOT" in line][-1]
+    return {"hlo_bytes_accessed": float(cost.get("bytes accessed", 0.0)) if cost else None,
+            "copy_after_loop": " copy(" in root}
 
 
-class _Donated:
-    """A jitted function that donates its input, called each time on a fresh copy of ``x``.
+def _record(timing: helpers.Timing, nbytes: int, profile: dict[str, Any]) -> dict[str, Any]:
+    return {**timing_record(timing), "bandwidth_GBps": nbytes / timing.median / 1e9, **profile}
 
-    A donated input is consumed by the call, so the same array cannot be passed twice.
-    ``prepare`` makes the copy, and the timing below calls it before starting the clock: each
-    call then computes from the same values as every other variant. (Feeding each call the
-    previous call's result instead would change the values: after a few dozen calls of
-    ``poly`` they are infinite or NaN.)
+
+# --- The variants ------------------------------------------------------------------------
+
+
+class _Evictor:
+    """Empties the caches of other data by reading a buffer twice the largest cache's size."""
+
+    def __init__(self) -> None:
+        cache = last_level_cache_bytes() or 2**25
+        self.buffer = np.ones(max(2 * cache, 2**26) // 4, dtype=np.float32)
+
+    def __call__(self) -> None:
+        self.buffer.sum()
+
+
+class _Threads:
+    """NumPy on every core: one slice of the arrays per thread (NumPy releases the GIL)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.pool = ThreadPoolExecutor(count) if count > 1 else None
+
+    def map(self, fn: Callable[[slice], Any], length: int) -> None:
+        step = -(-length // self.count)
+        parts = [slice(i, min(i + step, length)) for i in range(0, length, step)]
+        if self.pool is None:
+            for part in parts:
+                fn(part)
+        else:
+            list(self.pool.map(fn, parts))
+
+
+def _numpy_triad(a, b, c, s, part: slice) -> None:
+    """``a = b + s * c`` over ``part``, block by block, so ``s * c`` never goes to memory."""
+    scratch = np.empty(TRIAD_BLOCK, dtype=a.dtype)
+    for start in range(part.start, part.stop, TRIAD_BLOCK):
+        stop = min(start + TRIAD_BLOCK, part.stop)
+        block = scratch[: stop - start]
+        np.multiply(c[start:stop], s, out=block)
+        np.add(b[start:stop], block, out=a[start:stop])
+
+
+class _Donating:
+    """A jitted function that writes into a donated buffer, called again on its own result.
+
+    ``fn(destination, *args)``: each call donates the previous call's result as the next
+    destination, as a loop ``a = f(a, ...)`` does; no memory is ever fresh or freed.
     """
 
-    def __init__(self, fn, x) -> None:
-        self.fn = jax.jit(fn, donate_argnums=0)
-        self.x = x
+    def __init__(self, fn, destination, *args) -> None:
+        self.fn = jax.jit(fn, donate_argnums=0, keep_unused=True)
+        self.destination, self.args = destination, args
 
-    def prepare(self):
-        return jax.block_until_ready(jnp.array(self.x, copy=True))
-
-    def __call__(self, y):
-        return self.fn(y)
+    def __call__(self, _):
+        self.destination = self.fn(self.destination, *self.args)
+        return self.destination
 
 
-def _timeit_donated(fn: _Donated, repeat: int, min_run_seconds: float = 0.02) -> helpers.Timing:
-    """``helpers.timeit`` for a :class:`_Donated`: the fresh copy is made outside the clock.
+def _fresh_copy(x):
+    return lambda: jax.block_until_ready(jnp.array(x, copy=True))
 
-    One warm-up call, then ``repeat`` runs of ``calls`` calls (``calls`` chosen so that a run
-    lasts ``min_run_seconds``), each call timed from the moment its prepared input exists until
-    its result does. The result is freed after the clock stops, as in a loop that donates each
-    result to the next call, where it is never freed.
+
+def bandwidth_variants(n: int, evict: _Evictor, *, numpy: bool = True) -> dict[str, Variant]:
+    """STREAM's copy and triad on arrays of ``n * n`` float32 numbers, into existing arrays,
+    and an update in place (``a = a * s``), which moves the bytes a copy moves but writes where
+    it reads.
+
+    NumPy's on one thread and on every core; JAX's as one jitted loop, which XLA spreads over
+    its threads, writing into a donated destination. With ``numpy=False``, JAX's only.
+    """
+    rng = np.random.default_rng(1)
+    b = rng.standard_normal(n * n, dtype=np.float32)
+    c = rng.standard_normal(n * n, dtype=np.float32)
+    a = np.zeros_like(b)
+    s = np.float32(TRIAD_SCALAR)
+    found: dict[str, Variant] = {}
+    if numpy:
+        one, every = _Threads(1), _Threads(_cores())
+
+        def copy(threads):
+            return lambda _: threads.map(lambda p: np.copyto(a[p], b[p]), a.size)
+
+        def triad(threads):
+            return lambda _: threads.map(lambda p: _numpy_triad(a, b, c, s, p), a.size)
+
+        def update(threads):
+            return lambda _: threads.map(lambda p: np.multiply(u[p], one_, out=u[p]), u.size)
+
+        u, one_ = b.copy(), np.float32(1.0)
+
+        found |= {
+            "copy_numpy_1_thread": Variant(copy(one), evict=evict),
+            "copy_numpy_all_cores": Variant(copy(every), evict=evict),
+            "triad_numpy_1_thread": Variant(triad(one), evict=evict),
+            "triad_numpy_all_cores": Variant(triad(every), evict=evict),
+            "update_numpy_1_thread": Variant(update(one), evict=evict),
+            "update_numpy_all_cores": Variant(update(every), evict=evict),
+        }
+    b_jax, c_jax = jnp.asarray(b), jnp.asarray(c)
+    found["copy_jax_all_cores"] = Variant(
+        _Donating(copy_into, jnp.zeros_like(b_jax), b_jax, jnp.float32(0)), evict=evict,
+        keep=True)
+    found["triad_jax_all_cores"] = Variant(
+        _Donating(triad_into, jnp.zeros_like(b_jax), b_jax, c_jax, jnp.float32(s)),
+        evict=evict, keep=True)
+    found["update_jax_all_cores"] = Variant(
+        _Donating(scale_in_place, jnp.array(b_jax, copy=True), jnp.float32(1)), evict=evict,
+        keep=True)
+    return found
+
+
+def jax_variants(x, evict: _Evictor | None) -> dict[str, Variant]:
+    """The compiled variants of the ladder: with and without the transpose, donated or not,
+    and a compiled copy into a new array."""
+    found = {}
+    for suffix, fn in (("", poly), ("_without_transpose", poly_without_transpose)):
+        jitted = jax.jit(fn)
+        found[f"jax_jit{suffix}"] = Variant(jitted, lambda: x, evict)
+        donated = jax.jit(fn, donate_argnums=0)
+        found[f"jax_jit{suffix}_donated"] = Variant(donated, _fresh_copy(x), evict, keep=True)
+    found["copy_jax_jit_new_array"] = Variant(jax.jit(jax_copy), lambda: x, evict)
+    return found
+
+
+def jax_hlo(x) -> dict[str, dict[str, Any]]:
+    found = {}
+    for suffix, fn in (("", poly), ("_without_transpose", poly_without_transpose)):
+        found[f"jax_jit{suffix}"] = _hlo_facts(jax.jit(fn), x)
+        found[f"jax_jit{suffix}_donated"] = _hlo_facts(jax.jit(fn, donate_argnums=0), x)
+    found["copy_jax_jit_new_array"] = _hlo_facts(jax.jit(jax_copy), x)
+    return found
+
+
+# --- The huge-page process ---------------------------------------------------------------
+
+
+class _Remote:
+    """A variant that lives in the huge-page process: the same interface, over a pipe."""
+
+    def __init__(self, worker: _Worker, name: str) -> None:
+        self.worker, self.name = worker, name
+
+    def run(self, calls: int) -> float:
+        return self.worker.ask({"run": self.name, "calls": calls})["seconds"]
+
+    def profile(self, calls: int = 3) -> dict[str, Any]:
+        return self.worker.ask({"profile": self.name, "calls": calls})
+
+
+class _Worker:
+    """``python -m benchmarks.elementwise --worker SPEC`` with extra environment variables.
+
+    ``SPEC`` is ``ladder:N`` (the ladder's compiled variants and JAX's bandwidth kernels at
+    size ``N``) or ``sizes:N1,N2,...`` (NumPy and ``jax.jit`` at each size, named
+    ``numpy_N`` and ``jax_jit_N``). The process builds its variants, says which, then times
+    one on each request.
     """
 
-    def one_call() -> float:
-        y = fn.prepare()
-        start = time.perf_counter()
-        result = jax.block_until_ready(fn(y))
-        elapsed = time.perf_counter() - start
-        del result  # freeing a large buffer takes milliseconds: not part of the call
-        return elapsed
+    def __init__(self, spec: str, env: dict[str, str] | None = None,
+                 one_core: bool = False) -> None:
+        self.errors = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.elementwise", "--worker", spec,
+             *(["--one-core"] if one_core else [])],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors, text=True,
+            env={**os.environ, **(env or {})})
+        self.hello = self._read()
 
-    one_call()  # warm-up: compiles
-    calls = max(1, min(1000, math.ceil(min_run_seconds / max(one_call(), 1e-9))))
-    runs = [sum(one_call() for _ in range(calls)) / calls for _ in range(repeat)]
-    return helpers.Timing(tuple(runs), calls)
+    def _read(self) -> dict[str, Any]:
+        line = self.process.stdout.readline()
+        if not line:
+            self.process.wait()
+            self.errors.seek(0)
+            raise RuntimeError("a worker process failed:\n" + self.errors.read()[-3000:])
+        return json.loads(line)
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        return self._read()
+
+    def variants(self) -> dict[str, _Remote]:
+        return {name: _Remote(self, name) for name in self.hello["variants"]}
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.ask({"quit": True})
+            self.process.wait()
+        self.errors.close()
 
 
-def _faults_per_call(fn, x, calls: int = 5) -> float | None:
-    """Minor page faults per call: each is the OS handing over a fresh page of memory.
+def serve(spec: str) -> None:
+    """A worker process's side (see ``_Worker``): its variants, timed on request."""
+    kind, _, sizes = spec.partition(":")
+    if kind == "ladder":
+        n = int(sizes)
+        x = jnp.asarray(_input(n))
+        evict = _Evictor()
+        variants = {**jax_variants(x, evict), **bandwidth_variants(n, evict, numpy=False)}
+        hello = {"hlo": jax_hlo(x)}
+    else:
+        variants, hello = {}, {"jax_jit_loop_partitions": {}}
+        for n in map(int, sizes.split(",")):
+            x_np = _input(n)
+            x = jnp.asarray(x_np)
+            variants[f"numpy_{n}"] = Variant(poly, lambda x_np=x_np: x_np)
+            variants[f"jax_jit_{n}"] = Variant(jax.jit(poly), lambda x=x: x)
+            hello["jax_jit_loop_partitions"][n] = _loop_partitions(poly, x)
+    print(json.dumps({"variants": list(variants), **hello}), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "quit" in request:
+            print(json.dumps({"bye": True}), flush=True)
+            return
+        if "run" in request:
+            answer = {"seconds": variants[request["run"]].run(request["calls"])}
+        else:
+            answer = variants[request["profile"]].profile(request["calls"])
+        print(json.dumps(answer), flush=True)
 
-    For a :class:`_Donated`, ``x`` is ignored and only the calls are counted, not the copies
-    made before them.
+
+# --- The three parts ---------------------------------------------------------------------
+
+
+def measure_size(n: int, rounds: int, probes: dict[str, _Worker]) -> dict[str, Any]:
+    """NumPy, eager JAX and jax.jit at one size, next to copies; one-off costs.
+
+    The probes' NumPy and ``jax.jit`` at this size (in their own processes) are timed in the
+    same rounds; their records come back under ``"probes"``.
     """
-    if minor_page_faults() is None:
-        return None
-    if isinstance(fn, _Donated):
-        jax.block_until_ready(fn(fn.prepare()))
-        total = 0
-        for _ in range(calls):
-            y = fn.prepare()
-            before = minor_page_faults()
-            jax.block_until_ready(fn(y))
-            total += minor_page_faults() - before
-        return total / calls
-    jax.block_until_ready(fn(x))
-    before = minor_page_faults()
-    for _ in range(calls):
-        jax.block_until_ready(fn(x))
-    return (minor_page_faults() - before) / calls
-
-
-def _record(fn, arg, nbytes: int, repeat: int) -> dict[str, Any]:
-    """Timing, achieved bandwidth and page faults per call of ``fn(arg)``."""
-    timing = _timeit_donated(fn, repeat) if isinstance(fn, _Donated) else helpers.timeit(
-        fn, arg, repeat=repeat)
-    return {**timing_record(timing), "bandwidth_GBps": _bandwidth(nbytes, timing),
-            "page_faults_per_call": _faults_per_call(fn, arg)}
-
-
-def measure_size(n: int, repeat: int) -> dict[str, Any]:
-    """Every variant at one size: timings, achieved bandwidth, page faults, one-off costs."""
     x_np = _input(n)
     x = jnp.asarray(x_np)
     # One-off costs first, before anything else has run at this shape: compiling the jitted
@@ -171,29 +410,42 @@ def measure_size(n: int, repeat: int) -> dict[str, Any]:
     # Each happens once, so each is a single measurement.
     one_off = {
         "jax_jit_compile_s": _compile_seconds(poly, x),
-        "copy_jax_jit_compile_s": _compile_seconds(jax_copy, x),
         "jax_eager_first_call_s": seconds(lambda: jax.block_until_ready(poly(x))),
     }
-    poly_jit, copy_jit = jax.jit(poly), jax.jit(jax_copy)
+    poly_jit = jax.jit(poly)
     # The variants compute the same thing (float32 rounding aside).
     assert np.allclose(np.asarray(poly_jit(x)), poly(x_np), rtol=1e-4, atol=1e-3)
-
     destination = np.empty_like(x_np)
-    nbytes = 2 * x_np.nbytes  # read x once, write the result once
+    every = _Threads(_cores())
     variants = {
-        "numpy": (poly, x_np),
-        "jax_eager": (poly, x),
-        "jax_jit": (poly_jit, x),
-        "copy_numpy": (lambda a: np.copyto(destination, a), x_np),
-        "copy_jax_jit": (copy_jit, x),
+        "numpy": Variant(poly, lambda: x_np),
+        "jax_eager": Variant(poly, lambda: x),
+        "jax_jit": Variant(poly_jit, lambda: x),
+        "copy_numpy_1_thread": Variant(lambda a: np.copyto(destination, a), lambda: x_np),
+        "copy_numpy_all_cores": Variant(
+            lambda a: every.map(lambda p: np.copyto(destination[p], a[p]), n), lambda: x_np),
+        "copy_jax_all_cores": Variant(
+            _Donating(copy_into, jnp.zeros_like(x), x, jnp.float32(0)), keep=True),
     }
+    remote = {(probe, name): worker.variants()[f"{name}_{n}"]
+              for probe, worker in probes.items() for name in ("numpy", "jax_jit")}
+    timings = interleaved({**variants, **remote}, rounds)
+    nbytes = 2 * x_np.nbytes  # read x once, write the result once
     return {
         "n": n,
         "bytes_moved": nbytes,
-        "variants": {name: _record(fn, arg, nbytes, repeat)
-                     for name, (fn, arg) in variants.items()},
+        "variants": {name: _record(timings[name], nbytes, variants[name].profile())
+                     for name in variants},
         "one_off_s": one_off,
         "jax_jit_loop_partitions": _loop_partitions(poly, x),
+        "probes": {probe: {
+            "n": n,
+            "variants": {name: _record(timings[(probe, name)], nbytes,
+                                       remote[(probe, name)].profile())
+                         for name in ("numpy", "jax_jit")},
+            "jax_jit_loop_partitions":
+                probes[probe].hello["jax_jit_loop_partitions"][str(n)],
+        } for probe in probes},
     }
 
 
@@ -204,152 +456,162 @@ def _glibc() -> bool:
             and tuple(map(int, version.split("."))) >= (2, 35))
 
 
-def _in_subprocess(*args: str, env: dict[str, str] | None = None) -> Any:
-    """Run this module again with ``args`` (and extra environment variables): its JSON.
+def _probes(sizes: tuple[int, ...]) -> dict[str, _Worker]:
+    """NumPy and compiled JAX at every size in two other processes, timed with the rest.
 
-    glibc's malloc reads its settings, and XLA counts the cores it may use, when a process
-    starts, so each probe needs a process of its own.
+    ``allocator_keeps_memory`` (Linux with glibc 2.35 or later): glibc's ``malloc`` told to
+    keep the memory it has (``KEEP_MEMORY``). By default it gives freed memory back to the OS,
+    so the next call's arrays can come back as fresh pages, each with a page fault; kept, the
+    memory is reused, for both variants alike.
+
+    ``one_core`` (Linux machines with several cores): a process allowed one core only. XLA's
+    CPU backend splits a large fused loop into parts that run on all the cores it may use
+    (``jax_jit_loop_partitions``), while NumPy's elementwise operations use one thread; on one
+    core XLA compiles the loop in one piece, so this compares one thread with one thread.
+
+    Each setting is read when a process starts (glibc's, and the cores XLA counts), so each
+    probe is a process of its own, driven round by round from this one.
     """
-    command = [sys.executable, "-m", "benchmarks.elementwise", *args]
-    done = subprocess.run(command, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    spec = "sizes:" + ",".join(map(str, sizes))
+    probes = {}
+    if _glibc():
+        probes["allocator_keeps_memory"] = _Worker(spec, KEEP_MEMORY)
+    if hasattr(os, "sched_setaffinity") and _cores() >= 2:
+        probes["one_core"] = _Worker(spec, one_core=True)
+    return probes
 
 
-def _huge_page_probe(n: int, repeat: int) -> dict[str, Any] | None:
-    """Re-time the compiled variants with glibc's malloc asked to use transparent huge pages.
-
-    XLA's CPU runtime allocates every result with ``malloc``; a large one comes straight from
-    the OS as fresh 4 KiB pages, and the first write to each page is a page fault. NumPy asks
-    for 2 MiB pages for its arrays of 4 MiB or more (``madvise``, which Linux honours when its
-    transparent huge pages are set to ``madvise`` or ``always``), so it takes far fewer faults.
-    ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` makes ``malloc`` do the same for XLA. Linux with
-    glibc only; elsewhere this returns None.
-    """
-    if not _glibc():
-        return None
-    return _in_subprocess("--probe", str(n), "--repeat", str(repeat), env=HUGE_PAGES)
-
-
-def _allocator_probe(sizes: tuple[int, ...], repeat: int) -> dict[str, Any] | None:
-    """NumPy and compiled JAX again at every size, with glibc's malloc keeping its memory.
-
-    By default glibc's ``malloc`` gives freed memory back to the OS, so the next call's arrays
-    come back as fresh pages, each with a page fault. At ``n = 1000`` this hits NumPy hard: its
-    temporaries of 3.8 MiB are just under the 4 MiB from which NumPy asks for huge pages, and
-    ``malloc`` grows its heap for them and trims the top back when they are freed.
-    ``KEEP_MEMORY`` makes ``malloc`` keep and reuse the memory instead; both variants run under
-    the same setting, so their ratio is what fusion gains without fresh memory, together with
-    the second core XLA's loop may use (``_one_core_probe`` takes that away).
-    Linux with glibc only; elsewhere this returns None.
-    """
-    if not _glibc():
-        return None
-    found = _in_subprocess("--variants-probe", ",".join(map(str, sizes)),
-                           "--repeat", str(repeat), env=KEEP_MEMORY)
-    return {"environment": KEEP_MEMORY, "results": found}
-
-
-def _one_core_probe(sizes: tuple[int, ...], repeat: int) -> dict[str, Any] | None:
-    """NumPy and compiled JAX again at every size, in a process allowed one core only.
-
-    XLA's CPU backend splits a large fused loop into parts that run on all the cores it may
-    use (``jax_jit_loop_partitions``); NumPy's elementwise operations use one thread. Allowed
-    one core, XLA compiles the loop in one piece, so this compares one thread with one thread.
-    Linux only (it needs ``os.sched_setaffinity``) and machines with several cores; elsewhere
-    this returns None.
-    """
-    if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
-        return None
-    found = _in_subprocess("--variants-probe", ",".join(map(str, sizes)),
-                           "--repeat", str(repeat), "--one-core")
-    return {"cores": 1, "results": found}
-
-
-def probe(n: int, repeat: int) -> dict[str, Any]:
-    """The compiled variants alone at one size, with their page faults (see the probe above)."""
-    x = jnp.asarray(_input(n))
-    nbytes = 2 * x.nbytes
-    functions = {"jax_jit": poly, "jax_jit_without_transpose": poly_without_transpose,
-                 "copy_jax_jit": jax_copy}
-    return {name: _record(jax.jit(fn), x, nbytes, repeat) for name, fn in functions.items()}
-
-
-def variants_probe(sizes: list[int], repeat: int) -> list[dict[str, Any]]:
-    """NumPy and compiled JAX at each size, with their page faults (for the probes above)."""
-    found = []
-    for n in sizes:
-        x_np = _input(n)
-        x = jnp.asarray(x_np)
-        nbytes = 2 * x_np.nbytes
-        found.append({
-            "n": n,
-            "variants": {"numpy": _record(poly, x_np, nbytes, repeat),
-                         "jax_jit": _record(jax.jit(poly), x, nbytes, repeat)},
-            "jax_jit_loop_partitions": _loop_partitions(poly, x),
-        })
-    return found
-
-
-def diagnostics(n: int, repeat: int) -> dict[str, Any]:
-    """Why compiled code may stay below the copy line at size ``n`` (CPU backend only).
-
-    Two suspects, measured rather than guessed: the transpose (``x.T`` is read with a stride
-    of ``n`` elements, so nearly every element read touches a new cache line), and fresh
-    memory (page faults on every new result buffer). The donated variants let XLA write the
-    result into the input's buffer where it can, which takes fresh memory out of the loop.
-    """
+def ladder_and_bandwidth(n: int, rounds: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The memory bandwidth and the ladder at size ``n``, measured together (CPU backend)."""
     x_np = _input(n)
     x = jnp.asarray(x_np)
+    evict = _Evictor()
     nbytes = 2 * x_np.nbytes
-    destination = np.empty_like(x_np)
-    donated = _Donated(poly, x)
-    donated_without_transpose = _Donated(poly_without_transpose, x)
     # Donation changes where the result goes, not what it is.
     expected = np.asarray(jax.jit(poly)(x))
-    assert np.allclose(np.asarray(donated(donated.prepare())), expected, rtol=1e-4, atol=1e-3)
-    variants = {
-        "numpy": (poly, x_np),
-        "numpy_without_transpose": (poly_without_transpose, x_np),
-        "jax_jit": (jax.jit(poly), x),
-        "jax_jit_without_transpose": (jax.jit(poly_without_transpose), x),
-        "jax_jit_donated": (donated, None),
-        "jax_jit_without_transpose_donated": (donated_without_transpose, None),
-        "copy_numpy": (lambda a: np.copyto(destination, a), x_np),
-        "copy_numpy_new_array": (np.copy, x_np),
-        "copy_jax_jit": (jax.jit(jax_copy), x),
+    donated = jax.jit(poly, donate_argnums=0)(jnp.array(x, copy=True))
+    assert np.allclose(np.asarray(donated), expected, rtol=1e-4, atol=1e-3)
+
+    kernels = bandwidth_variants(n, evict)
+    functions = {
+        "numpy": Variant(poly, lambda: x_np, evict),
+        "numpy_without_transpose": Variant(poly_without_transpose, lambda: x_np, evict),
+        "jax_eager": Variant(poly, lambda: x, evict),
+        **jax_variants(x, evict),
     }
-    found = {name: _record(fn, arg, nbytes, repeat) for name, (fn, arg) in variants.items()}
-    return {"n": n, "bytes_moved": nbytes, "variants": found,
-            "huge_pages_for_xla": _huge_page_probe(n, repeat)}
+    hlo = jax_hlo(x)
+    worker = _Worker(f"ladder:{n}", HUGE_PAGES) if _glibc() else None
+    try:
+        remote = worker.variants() if worker else {}
+        suffixed = {f"{name}_huge_pages": v for name, v in remote.items()}
+        if worker:
+            hlo |= {f"{name}_huge_pages": facts for name, facts in worker.hello["hlo"].items()
+                    if f"{name}_huge_pages" in suffixed}
+        everything = {**kernels, **functions, **suffixed}
+        timings = interleaved(everything, rounds)
+        profiles = {name: v.profile() for name, v in everything.items()}
+    finally:
+        if worker:
+            worker.close()
+
+    kernel_bytes = {name: (3 if name.startswith("triad") else 2) * x_np.nbytes
+                    for name in everything if name.startswith(("copy_", "triad_", "update_"))
+                    and "new_array" not in name}
+    bandwidth = {name: _record(timings[name], kernel_bytes[name], profiles[name])
+                 for name in kernel_bytes}
+
+    def fastest(kind: str) -> str:  # the fastest all-core kernel of a kind
+        found = [k for k in bandwidth if k.startswith(kind) and "all_cores" in k]
+        return max(found, key=lambda k: bandwidth[k]["bandwidth_GBps"])
+
+    copy, triad, update = fastest("copy"), fastest("triad"), fastest("update")
+    limit = bandwidth[copy]["bandwidth_GBps"]
+    memory = {
+        "n": n,
+        "array_bytes": x_np.nbytes,
+        "threads": _cores(),
+        "bytes_counted": "STREAM's count: copy and update 2 arrays, triad 3 arrays per pass",
+        "kernels": bandwidth,
+        # The limit for a function that reads one array and writes another: all cores.
+        "copy_GBps": limit,
+        "copy_source": copy,
+        "copy_1_thread_GBps": bandwidth["copy_numpy_1_thread"]["bandwidth_GBps"],
+        "triad_GBps": bandwidth[triad]["bandwidth_GBps"],
+        "triad_source": triad,
+        # The same bytes written back where they were read: the limit for an update in place.
+        "update_GBps": bandwidth[update]["bandwidth_GBps"],
+        "update_source": update,
+    }
+    variants = {name: {**_record(timings[name], nbytes, profiles[name]), **hlo.get(name, {}),
+                       "fraction_of_copy_bandwidth": nbytes / timings[name].median / 1e9 / limit}
+                for name in everything if name not in kernel_bytes}
+    rungs = [(name, change) for name, change in LADDER if name in variants]
+    if not worker:  # no huge pages: the same path without that rung
+        rungs = [(name.removesuffix("_huge_pages"), change) for name, change in LADDER
+                 if name != "jax_jit_huge_pages" and name.removesuffix("_huge_pages")
+                 in variants]
+    ladder = {
+        "n": n,
+        "bytes_moved": nbytes,
+        "huge_pages_environment": HUGE_PAGES if worker else None,
+        "rungs": [{"name": name, "change": change} for name, change in rungs],
+        "variants": variants,
+    }
+    return memory, ladder
 
 
 def run(quick: bool = False) -> dict[str, Any]:
     """The whole elementwise benchmark as a JSON-ready dict."""
     sizes = QUICK_SIZES if quick else FULL_SIZES
-    repeat = 3 if quick else 7
-    results = [measure_size(n, repeat) for n in sizes]
-    largest = results[-1]["variants"]
-    copy_bandwidth = max(largest["copy_numpy"]["bandwidth_GBps"],
-                         largest["copy_jax_jit"]["bandwidth_GBps"])
-    summary = {
-        "largest_n": sizes[-1],
-        "copy_bandwidth_GBps": copy_bandwidth,
-        "jit_speedup_vs_numpy": largest["numpy"]["median_s"] / largest["jax_jit"]["median_s"],
-        "jit_fraction_of_copy_bandwidth": largest["jax_jit"]["bandwidth_GBps"] / copy_bandwidth,
-    }
+    rounds = 3 if quick else 9
+    probes = _probes(sizes)
+    try:
+        results = [measure_size(n, rounds, probes) for n in sizes]
+    finally:
+        for worker in probes.values():
+            worker.close()
+    found: dict[str, list[dict[str, Any]]] = {probe: [] for probe in probes}
+    for r in results:
+        for probe, probed in r.pop("probes").items():
+            found[probe].append(probed)
     record: dict[str, Any] = {
         "function": "(x + x*x + 3) * (x*x + x*x.T), float32, x of shape (n, n)",
         "bytes_moved": "2 * n * n * 4: one read of x and one write of the result",
         "sizes": list(sizes),
         "results": results,
-        "summary": summary,
-        "allocator_keeps_memory": _allocator_probe(sizes, repeat),
-        "one_core": _one_core_probe(sizes, repeat),
-        "diagnostics": None,
+        "allocator_keeps_memory": {"environment": KEEP_MEMORY,
+                                   "results": found["allocator_keeps_memory"]}
+        if "allocator_keeps_memory" in found else None,
+        "one_core": {"cores": 1, "results": found["one_core"]}
+        if "one_core" in found else None,
+        "memory_bandwidth": None,
+        "ladder": None,
     }
-    if jax.default_backend() == "cpu":
-        record["diagnostics"] = diagnostics(sizes[-1], repeat)
+    largest = results[-1]["variants"]
+    summary: dict[str, Any] = {
+        "largest_n": sizes[-1],
+        "jit_speedup_vs_numpy": largest["numpy"]["median_s"] / largest["jax_jit"]["median_s"],
+    }
+    if jax.default_backend() == "cpu":  # the memory of the machine that runs JAX
+        memory, ladder = ladder_and_bandwidth(sizes[-1], 5 if quick else 15)
+        record["memory_bandwidth"], record["ladder"] = memory, ladder
+        rungs = [rung["name"] for rung in ladder["rungs"]]
+        steps = ladder["variants"]
+        best = max(rungs, key=lambda name: steps[name]["bandwidth_GBps"])
+        summary |= {
+            # The ladder's numbers: measured in the same rounds as the bandwidth.
+            "jit_speedup_vs_numpy": steps["numpy"]["median_s"] / steps["jax_jit"]["median_s"],
+            "copy_bandwidth_GBps": memory["copy_GBps"],
+            "triad_bandwidth_GBps": memory["triad_GBps"],
+            "copy_bandwidth_1_thread_GBps": memory["copy_1_thread_GBps"],
+            "update_in_place_bandwidth_GBps": memory["update_GBps"],
+            "jit_fraction_of_copy_bandwidth": steps["jax_jit"]["fraction_of_copy_bandwidth"],
+            "best_rung": best,
+            "best_fraction_of_copy_bandwidth": steps[best]["fraction_of_copy_bandwidth"],
+            "best_fraction_of_update_in_place_bandwidth":
+                steps[best]["bandwidth_GBps"] / memory["update_GBps"],
+        }
+    record["summary"] = summary
     return record
 
 
@@ -358,20 +620,15 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test")
-    parser.add_argument("--probe", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--variants-probe", help=argparse.SUPPRESS)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--one-core", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--repeat", type=int, default=7, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one_core:  # before JAX starts its CPU backend, which counts the cores it may use
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    if args.probe:
-        result = probe(args.probe, args.repeat)
-    elif args.variants_probe:
-        result = variants_probe([int(n) for n in args.variants_probe.split(",")], args.repeat)
-    else:
-        result = run(quick=args.quick)
-    print(json.dumps(result))
+    if args.worker:
+        serve(args.worker)
+        return
+    print(json.dumps(run(quick=args.quick)))
 
 
 if __name__ == "__main__":

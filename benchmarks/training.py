@@ -1,15 +1,22 @@
-"""The book's XOR classifier trained to the same test accuracy three ways, plus one extra row.
+"""The book's XOR classifier trained to the same test accuracy by PyTorch and by JAX, in pairs.
 
-- ``pytorch``: the loop a PyTorch user writes: ``nn.Sequential``, ``BCEWithLogitsLoss``,
-  ``torch.optim.Adam`` and a ``DataLoader`` with its default collate function, run eagerly
-  with PyTorch's default number of threads;
-- ``pytorch_1_thread``: the same loop after ``torch.set_num_threads(1)``, an extra row: for
-  operations this small, PyTorch's threads only add synchronization, and when other programs
-  compete for the cores they can make it many times slower;
-- ``jax_dataloader``: a jitted training step of the book's Flax NNX ``MLPClassifier``, fed by
-  the same ``DataLoader`` with ``helpers.numpy_collate``;
-- ``jax_scan``: chapter 11's whole epoch compiled with ``lax.scan`` over data that stays on
-  the device; only a small array of shuffled indices travels per epoch.
+Two pairs, each comparing like with like:
+
+- **The loader loop.** ``pytorch_dataloader``: the loop a PyTorch user writes, ``nn.Sequential``,
+  ``BCEWithLogitsLoss``, ``torch.optim.Adam`` and a ``DataLoader``, run eagerly on one thread
+  (``PYTORCH_THREADS``); against
+  ``jax_dataloader``: a jitted training step of the book's Flax NNX ``MLPClassifier`` fed by the
+  same ``DataLoader`` (the same sampler, seed and batches; ``helpers.numpy_collate`` makes them
+  NumPy arrays instead of tensors).
+- **Data already in memory.** ``pytorch_preloaded``: the data held as two tensors, each epoch
+  shuffled once and cut into batches by slicing, eagerly on one thread;
+  ``pytorch_preloaded_default_threads``: the same with PyTorch's default number of threads
+  (for operations this small its threads only add synchronization, and on a machine shared
+  with other programs they can cost many times the work); ``pytorch_compiled``: the one-thread
+  loop with the model and its loss, and the optimizer's step, compiled by ``torch.compile``;
+  against ``jax_scan``: chapter 11's whole
+  epoch compiled with ``lax.scan`` over data that stays on the device, shuffled by the same
+  permutations.
 
 Both JAX trainers use NNX's functional form, the fastest way to drive a small model: the
 model is taken apart once with ``nnx.split`` into its graphdef (the structure, a constant)
@@ -21,18 +28,22 @@ and its parameters (an ``nnx.State`` of arrays), and the step is a pure function
 and out; for a network this small that per-call traversal costs more than the compiled step
 itself (Flax's guide "Performance considerations" names the functional loop as the way to
 avoid it). The scanned epoch needs the pure step anyway, since ``lax.scan`` carries plain
-pytrees; the book's chapter 11 scans the same kind of step for its compiled epoch.
+pytrees.
 
-All of them use the same data (``helpers.XORDataset``), the same network (2 -> 8 tanh -> 1), the
-same batch size, Adam with the same learning rate, and drop the last incomplete batch, so an
-epoch is the same number of steps everywhere. Each trains epoch by epoch until the test
-accuracy reaches ``TARGET_ACCURACY`` (or ``max_epochs`` pass).
+Every trainer uses the same data (``helpers.XORDataset``), the same network (2 -> 8 tanh ->
+1), the same initial weights (``initial_parameters``, drawn with NumPy, so that no trainer is
+luckier than another in where it starts), the same batch size, Adam with the same learning
+rate, and drops the last incomplete batch, so an epoch is the same number of steps everywhere.
+Each trains epoch by epoch until the test accuracy reaches ``TARGET_ACCURACY`` (or
+``max_epochs`` pass).
 
 Every trainer runs in a fresh Python process (``python -m benchmarks.training --trainer NAME``),
 so that the peak memory it reports is its own, with only the libraries it needs imported: the
-PyTorch trainer's process imports JAX only after its peak memory is read (for
-``helpers.timeit``), and the scanned trainer's never imports PyTorch. That is why this module
-imports ``helpers`` (whose ``__init__`` imports JAX) only inside functions.
+PyTorch trainers' processes never import JAX, the scanned trainer's never imports PyTorch, and
+the ``DataLoader`` trainer's imports both. That is why this module imports ``helpers`` (whose
+``__init__`` imports JAX) only inside functions. The processes stay alive while the suite
+times them in interleaved rounds (see ``run``), so that a machine shared with other programs
+slows every trainer alike.
 """
 
 from __future__ import annotations
@@ -43,6 +54,8 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +63,14 @@ import numpy as np
 
 from benchmarks.common import device_peak_bytes, peak_rss_bytes, seconds, timing_record
 
-TRAINERS = ("pytorch", "pytorch_1_thread", "jax_dataloader", "jax_scan")
+TRAINERS = ("pytorch_dataloader", "jax_dataloader", "pytorch_preloaded",
+            "pytorch_preloaded_default_threads", "pytorch_compiled", "jax_scan")
+PYTORCH_PRELOADED = ("pytorch_preloaded", "pytorch_preloaded_default_threads",
+                     "pytorch_compiled")
+# PyTorch on one thread: for operations on a batch of 128 by 8 numbers its intra-op threads
+# have nothing to share, and while other programs use the cores they wait for each other
+# (the extra trainer ``pytorch_preloaded_default_threads`` measures it).
+PYTORCH_THREADS = 1
 SEED = 0
 TRAIN_SIZE, TEST_SIZE = 2500, 500
 BATCH_SIZE = 128
@@ -83,6 +103,27 @@ def datasets() -> tuple[Any, Any]:
             xor_dataset(TEST_SIZE, seed=SEED + 1, noise=0.1))
 
 
+def initial_parameters() -> dict[str, dict[str, np.ndarray]]:
+    """The weights every trainer starts from, drawn with NumPy from ``SEED``.
+
+    Kernels at the scale of Flax's default (LeCun normal: standard deviation ``1/sqrt(fan_in)``),
+    biases zero; laid out as Flax's ``nnx.Linear`` keeps them, ``(in, out)``, which PyTorch's
+    ``nn.Linear`` stores transposed.
+    """
+    rng = np.random.default_rng(SEED)
+
+    def kernel(fan_in: int, fan_out: int) -> np.ndarray:
+        return (rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in)).astype(np.float32)
+
+    return {"hidden": {"kernel": kernel(2, HIDDEN), "bias": np.zeros(HIDDEN, np.float32)},
+            "output": {"kernel": kernel(HIDDEN, 1), "bias": np.zeros(1, np.float32)}}
+
+
+def epoch_order(k: int) -> np.ndarray:
+    """The shuffled order of epoch ``k`` for the trainers over data in memory (seeded)."""
+    return np.random.default_rng(SEED + k).permutation(TRAIN_SIZE)
+
+
 class Trainer:
     """One way of training: ``fresh()`` starts a run, ``epoch(k)`` trains, ``accuracy()`` tests."""
 
@@ -104,9 +145,14 @@ class Trainer:
 
 
 class PyTorchTrainer(Trainer):
-    """Idiomatic eager PyTorch, as its tutorials teach it."""
+    """Idiomatic eager PyTorch, as its tutorials teach it, over a ``DataLoader``.
 
-    def __init__(self, threads: int | None = None) -> None:
+    One model and one optimizer for the whole process; ``fresh()`` puts the initial weights
+    back and zeroes Adam's state in place (which a compiled subclass needs, so that its
+    compiled code stays valid from one run to the next).
+    """
+
+    def __init__(self, threads: int | None = PYTORCH_THREADS) -> None:
         import torch
         from torch import nn
         from torch.utils.data import DataLoader
@@ -114,35 +160,98 @@ class PyTorchTrainer(Trainer):
         if threads is not None:
             torch.set_num_threads(threads)
         self.threads = torch.get_num_threads()
-        self.torch, self.nn = torch, nn
-        train_set, test_set = datasets()
+        self.torch = torch
+        self.train_set, test_set = datasets()
         self.generator = torch.Generator()
-        self.loader = DataLoader(train_set, batch_size=BATCH_SIZE, shuffle=True, drop_last=True,
-                                 generator=self.generator)
+        self.loader = DataLoader(self.train_set, batch_size=BATCH_SIZE, shuffle=True,
+                                 drop_last=True, generator=self.generator)
         self.test_x = torch.from_numpy(test_set.data)
         self.test_y = torch.from_numpy(test_set.labels)
         self.loss_fn = nn.BCEWithLogitsLoss()
-
-    def fresh(self) -> None:
-        torch, nn = self.torch, self.nn
-        torch.manual_seed(SEED)
-        self.generator.manual_seed(SEED)
         self.model = nn.Sequential(nn.Linear(2, HIDDEN), nn.Tanh(), nn.Linear(HIDDEN, 1))
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=LEARNING_RATE)
+        start = initial_parameters()
+        self.start = [(layer, torch.from_numpy(start[name]["kernel"].T.copy()),
+                       torch.from_numpy(start[name]["bias"]))
+                      for layer, name in ((self.model[0], "hidden"), (self.model[2], "output"))]
+
+    def fresh(self) -> None:
+        self.generator.manual_seed(SEED)
+        with self.torch.no_grad():
+            for layer, weight, bias in self.start:
+                layer.weight.copy_(weight)
+                layer.bias.copy_(bias)
+            for state in self.optimizer.state.values():  # empty before the first step
+                for value in state.values():
+                    value.zero_()
+        self.optimizer.zero_grad()
+
+    def step(self, x, y) -> None:
+        self.optimizer.zero_grad()
+        loss = self.loss_fn(self.model(x).squeeze(1), y)
+        loss.backward()
+        self.optimizer.step()
 
     def epoch(self, k: int) -> None:
         self.model.train()
         for x, y in self.loader:
-            self.optimizer.zero_grad()
-            loss = self.loss_fn(self.model(x).squeeze(1), y.float())
-            loss.backward()
-            self.optimizer.step()
+            self.step(x, y.float())
 
     def accuracy(self) -> float:
         self.model.eval()
         with self.torch.no_grad():
             predicted = self.model(self.test_x).squeeze(1) > 0
             return (predicted == self.test_y.bool()).float().mean().item()
+
+
+class PyTorchPreloadedTrainer(PyTorchTrainer):
+    """The same eager step over data held as tensors: shuffled once per epoch, then sliced.
+
+    The counterpart of the scanned epochs' device-resident data: no loader, no per-sample
+    Python; the same permutations as ``jax_scan`` (``epoch_order``).
+    """
+
+    def __init__(self, threads: int | None = PYTORCH_THREADS) -> None:
+        super().__init__(threads)
+        torch = self.torch
+        self.train_x = torch.from_numpy(self.train_set.data)
+        self.train_y = torch.from_numpy(self.train_set.labels).float()
+
+    def epoch(self, k: int) -> None:
+        self.model.train()
+        used = self.torch.from_numpy(epoch_order(k)[: STEPS_PER_EPOCH * BATCH_SIZE])
+        xs, ys = self.train_x[used], self.train_y[used]  # one gather per epoch
+        for i in range(0, len(used), BATCH_SIZE):
+            self.step(xs[i : i + BATCH_SIZE], ys[i : i + BATCH_SIZE])
+
+
+class PyTorchCompiledTrainer(PyTorchPreloadedTrainer):
+    """The pre-loaded loop with ``torch.compile``: the model with its loss, and Adam's step.
+
+    As PyTorch's tutorials compile a training loop: the forward pass and the loss compiled
+    (``torch.compile`` derives the backward pass from them), and the optimizer's step compiled
+    apart. Compilation happens at the first calls; ``compile_seconds`` makes them, timed.
+    """
+
+    def __init__(self, threads: int | None = PYTORCH_THREADS) -> None:
+        super().__init__(threads)
+        torch = self.torch
+        self.loss_of = torch.compile(
+            lambda x, y: self.loss_fn(self.model(x).squeeze(1), y))
+        self.optimizer_step = torch.compile(self.optimizer.step)
+
+    def step(self, x, y) -> None:
+        self.optimizer.zero_grad()
+        self.loss_of(x, y).backward()
+        self.optimizer_step()
+
+    def compile_seconds(self) -> dict[str, float]:
+        # Two steps, each timed: the first compiles; the second may compile again for
+        # what the first changed (Adam's state now exists). ``fresh`` undoes them both.
+        self.fresh()
+        x, y = self.train_x[:BATCH_SIZE], self.train_y[:BATCH_SIZE]
+        return {"first_step": seconds(lambda: self.step(x, y)),
+                "second_step": seconds(lambda: self.step(x, y))}
 
 
 class _JaxTrainer(Trainer):
@@ -165,6 +274,7 @@ class _JaxTrainer(Trainer):
         def create(seed):
             """A fresh training state: the parameters and Adam's state, as one pytree."""
             _, params = nnx.split(MLPClassifier(hidden=HIDDEN, rngs=nnx.Rngs(seed)))
+            nnx.replace_by_pure_dict(params, initial_parameters())  # the common start
             return params, self.tx.init(params)
 
         def logits_of(params, x):
@@ -190,9 +300,12 @@ class _JaxTrainer(Trainer):
         self.test_accuracy = jax.jit(test_accuracy)
         self.test_x = jax.device_put(self.test_set.data)
         self.test_y = jax.device_put(self.test_set.labels)
+        # The initial training state, made once: a run's set-up is not part of its time,
+        # as PyTorch's trainers only copy their initial weights back.
+        self.start = jax.block_until_ready(create(SEED))
 
     def fresh(self) -> None:
-        self.state = self.create(SEED)
+        self.state = self.start  # arrays never change: every run can start from them
 
     def accuracy(self) -> float:
         params, _ = self.state
@@ -249,31 +362,37 @@ class JaxDataLoaderTrainer(_JaxTrainer):
         only the per-step dispatch and the steps themselves remain. ``steps_only_numpy_batches``
         runs it over the same batches kept as NumPy arrays, as the loader yields them: each
         call then also copies its batch to the device, and the difference is that copy.
+        ``epoch`` is the whole epoch again, so that all four are timed in the same
+        interleaved rounds.
         """
-        import helpers
+        from benchmarks.common import Variant, interleaved
 
         jax = self.jax
 
-        def loader_only() -> None:
+        def loader_only(_) -> None:
             for _ in self.loader:
                 pass
 
         numpy_batches = list(self.loader)
         device_batches = [jax.device_put(batch) for batch in numpy_batches]
 
-        def steps_over(batches) -> None:
+        def steps_over(batches) -> Any:
             state = self.state
             for batch in batches:
                 state, _ = self.train_step(state, batch)
-            jax.block_until_ready(state)
+            return state
 
-        return {
-            "loader_only": timing_record(helpers.timeit(loader_only, repeat=repeat)),
-            "steps_only": timing_record(helpers.timeit(steps_over, device_batches,
-                                                       repeat=repeat)),
-            "steps_only_numpy_batches": timing_record(helpers.timeit(steps_over, numpy_batches,
-                                                                     repeat=repeat)),
-        }
+        def epoch(_) -> Any:
+            self.epoch(0)
+            return self.state
+
+        timed = interleaved({
+            "epoch": Variant(epoch),
+            "loader_only": Variant(loader_only),
+            "steps_only": Variant(steps_over, lambda: device_batches),
+            "steps_only_numpy_batches": Variant(steps_over, lambda: numpy_batches),
+        }, repeat)
+        return {name: timing_record(timing) for name, timing in timed.items()}
 
 
 class JaxScanTrainer(_JaxTrainer):
@@ -296,27 +415,28 @@ class JaxScanTrainer(_JaxTrainer):
         self.train_x = jax.device_put(self.train_set.data)
         self.train_y = jax.device_put(self.train_set.labels)
 
-    def _order(self, k: int) -> np.ndarray:
-        return np.random.default_rng(SEED + k).permutation(TRAIN_SIZE)  # seeded per epoch
-
     def epoch(self, k: int) -> None:
-        self.state, _ = self.train_epoch(self.state, self.train_x, self.train_y, self._order(k))
+        self.state, _ = self.train_epoch(self.state, self.train_x, self.train_y, epoch_order(k))
 
     def compile_seconds(self) -> dict[str, float]:
         # The scanned epoch contains the step, which is never compiled on its own here.
         state = self.create(SEED)
         return {
             "train_epoch": seconds(lambda: self.jax.jit(self.train_epoch_fn).lower(
-                state, self.train_x, self.train_y, self._order(0)).compile()),
+                state, self.train_x, self.train_y, epoch_order(0)).compile()),
             "test_accuracy": self._compile_test_accuracy_seconds(state),
         }
 
 
 def build(name: str) -> Trainer:
-    if name == "pytorch_1_thread":
-        return PyTorchTrainer(threads=1)
-    return {"pytorch": PyTorchTrainer, "jax_dataloader": JaxDataLoaderTrainer,
-            "jax_scan": JaxScanTrainer}[name]()
+    return {
+        "pytorch_dataloader": PyTorchTrainer,
+        "jax_dataloader": JaxDataLoaderTrainer,
+        "pytorch_preloaded": PyTorchPreloadedTrainer,
+        "pytorch_preloaded_default_threads": lambda: PyTorchPreloadedTrainer(threads=None),
+        "pytorch_compiled": PyTorchCompiledTrainer,
+        "jax_scan": JaxScanTrainer,
+    }[name]()
 
 
 def train_to_accuracy(trainer: Trainer, max_epochs: int) -> dict[str, Any]:
@@ -331,62 +451,67 @@ def train_to_accuracy(trainer: Trainer, max_epochs: int) -> dict[str, Any]:
     return {"epochs": max_epochs, "accuracy": accuracy, "reached": False}
 
 
-def measure(name: str, repeat: int, max_epochs: int) -> dict[str, Any]:
-    """Everything one trainer reports; run in a fresh process (see ``main``)."""
+def serve(name: str, max_epochs: int) -> None:
+    """One trainer's process: set up, then train on request from ``run``, one line each.
+
+    It prints one JSON line about its set-up (compile times, the first run, the peak memory),
+    then answers each request on its standard input: ``{"to_accuracy": true}`` trains a fresh
+    model to the target once, ``{"epoch": calls}`` times ``calls`` epochs, ``{"breakdown":
+    repeat}`` takes the loader trainer's epoch apart, ``{"quit": true}`` ends the process.
+    """
     rss_start = peak_rss_bytes()  # Python, NumPy and this module: no JAX, no PyTorch yet
     trainer = build(name)  # imports the trainer's libraries, makes the data and the model
     rss_setup = peak_rss_bytes()
     # Compilation is timed first, while nothing is cached (empty for eager PyTorch).
-    compile_s = trainer.compile_seconds()
+    try:
+        compile_s = trainer.compile_seconds()
+    except Exception as error:  # torch.compile needs a working C++ compiler, for one
+        if name != "pytorch_compiled":
+            raise
+        _answer({"error": f"{type(error).__name__}: {error}"[:2000]})
+        return
 
-    runs: list[dict[str, Any]] = []
-
-    def run() -> None:
-        runs.append(train_to_accuracy(trainer, max_epochs))
+    def to_accuracy() -> dict[str, Any]:
+        start = time.perf_counter()
+        outcome = train_to_accuracy(trainer, max_epochs)
         trainer.wait()
+        return {"seconds": time.perf_counter() - start, **outcome}
 
     # The first run pays what is left of the one-off costs (PyTorch's lazy set-up, JAX's
     # first dispatch of each compiled function): timed on its own, excluded from the others.
-    first_run_s = seconds(run)
-    # The peak after a whole training run: later runs repeat the same work. Read before
-    # `helpers` is imported for timing, which would bring JAX into the PyTorch process.
-    memory = {
-        "rss_at_start_bytes": rss_start,
-        "rss_after_setup_bytes": rss_setup,
-        "peak_rss_bytes": peak_rss_bytes(),
-        "device_peak_bytes": None if name.startswith("pytorch") else device_peak_bytes(),
-    }
-
-    import helpers
-
-    to_accuracy = helpers.timeit(run, repeat=repeat, calls=1, warmup=0)
-    outcomes = {(r["epochs"], r["reached"]) for r in runs}
-    assert len(outcomes) == 1, f"runs from the same seed disagree: {outcomes}"
-
-    def one_epoch() -> None:
-        trainer.epoch(0)
-        trainer.wait()
-
-    trainer.fresh()
-    epoch = helpers.timeit(one_epoch, repeat=repeat)
-    breakdown = trainer.breakdown(repeat) if hasattr(trainer, "breakdown") else None
-    result = runs[-1]
-    return {
-        "trainer": name,
-        "epochs_to_target": result["epochs"],
-        "reached_target": result["reached"],
-        "final_test_accuracy": result["accuracy"],
-        "steps": result["epochs"] * STEPS_PER_EPOCH,
-        "time_to_accuracy": timing_record(to_accuracy),
-        "first_run_s": first_run_s,
+    first = to_accuracy()
+    _answer({
         "compile_s": compile_s,
-        "epoch": timing_record(epoch),
-        "epoch_breakdown": breakdown,
-        "steps_per_second": STEPS_PER_EPOCH / epoch.median,
-        "memory": memory,
+        "first_run": first,
+        # The peak after a whole training run: later runs repeat the same work.
+        "memory": {
+            "rss_at_start_bytes": rss_start,
+            "rss_after_setup_bytes": rss_setup,
+            "peak_rss_bytes": peak_rss_bytes(),
+            "device_peak_bytes": None if name.startswith("pytorch") else device_peak_bytes(),
+        },
         "device": _device(name),
         "threads": getattr(trainer, "threads", None),  # PyTorch's intra-op threads
-    }
+    })
+    trainer.fresh()
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "quit" in request:
+            return
+        if "to_accuracy" in request:
+            _answer(to_accuracy())
+        elif "epoch" in request:  # continues training from where the last epoch stopped
+            start = time.perf_counter()
+            for _ in range(request["epoch"]):
+                trainer.epoch(0)
+            trainer.wait()
+            _answer({"seconds": (time.perf_counter() - start) / request["epoch"]})
+        else:
+            _answer(trainer.breakdown(request["breakdown"]))
+
+
+def _answer(message: dict[str, Any]) -> None:
+    print(json.dumps(message), flush=True)
 
 
 def _device(name: str) -> str:
@@ -399,68 +524,160 @@ def _device(name: str) -> str:
     return str(jax.devices()[0].device_kind)
 
 
-def _start(command: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=os.environ.copy())
+class _Process:
+    """A trainer's process (``serve``), driven one request at a time."""
+
+    def __init__(self, name: str, max_epochs: int) -> None:
+        self.name = name
+        self.errors = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.training", "--trainer", name,
+             "--max-epochs", str(max_epochs)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors, text=True,
+            env=os.environ.copy())
+        self.hello: dict[str, Any] | None = None
+
+    def read(self) -> dict[str, Any]:
+        line = self.process.stdout.readline()
+        if not line:
+            self.process.wait()
+            self.errors.seek(0)
+            raise RuntimeError(f"trainer {self.name} failed:\n{self.errors.read()[-3000:]}")
+        return json.loads(line)
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        return self.read()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.write(json.dumps({"quit": True}) + "\n")
+            self.process.stdin.close()
+            self.process.wait()
+        self.errors.close()
 
 
-def _finish(name: str, process: subprocess.Popen) -> dict[str, Any]:
-    stdout, stderr = process.communicate()
-    if process.returncode != 0:
-        raise RuntimeError(f"trainer {name} failed:\n{stderr[-3000:]}")
-    return json.loads(stdout.strip().splitlines()[-1])
+def _epoch_calls(process: _Process, min_run_seconds: float = 0.02) -> int:
+    """How many epochs one timed run of ``process`` needs to last ``min_run_seconds``."""
+    process.ask({"epoch": 1})  # warm-up
+    calls = 1
+    while True:
+        for factor in (1, 2, 5):
+            count = calls * factor
+            if process.ask({"epoch": count})["seconds"] * count >= min_run_seconds:
+                return count
+        calls *= 10
 
 
 def run(quick: bool = False) -> dict[str, Any]:
-    """Each trainer in its own fresh process; the whole benchmark as a JSON-ready dict."""
+    """Every trainer in its own process, timed in interleaved rounds; a JSON-ready dict.
+
+    The processes are set up one after the other, so that no two compile at once (a quick
+    run, which checks the code and not the timings, starts them all at once). Then each round
+    asks every trainer, in a rotating order, for one run to the target and one timed run of
+    epochs: on a machine shared with other programs, a slow spell then slows every trainer
+    alike, instead of whichever was running at the time.
+    """
+    import helpers
+
     repeat, max_epochs = (1, 1) if quick else (15, 30)
-    commands = {name: [sys.executable, "-m", "benchmarks.training", "--trainer", name,
-                       "--repeat", str(repeat), "--max-epochs", str(max_epochs)]
-                for name in TRAINERS}
-    # A full run starts each process after the previous one has finished, so that they never
-    # compete for the cores. A quick run checks the code, not the timings: all at once.
-    results = {}
-    if quick:
-        started = {name: _start(command) for name, command in commands.items()}
-        for name, process in started.items():
-            results[name] = _finish(name, process)
-    else:
-        for name, command in commands.items():
-            results[name] = _finish(name, _start(command))
-    ttas = {name: r["time_to_accuracy"]["median_s"] for name, r in results.items()}
-    epochs = {name: r["epoch"]["median_s"] for name, r in results.items()}
+    processes: dict[str, _Process] = {}
+    try:
+        for name in TRAINERS:
+            processes[name] = _Process(name, max_epochs)
+            if not quick:
+                processes[name].hello = processes[name].read()
+        for process in processes.values():
+            if process.hello is None:
+                process.hello = process.read()
+        failed = {name: p.hello["error"] for name, p in processes.items() if "error" in p.hello}
+        working = [name for name in TRAINERS if name not in failed]
+        calls = {name: _epoch_calls(processes[name]) for name in working}
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in working}
+        epochs: dict[str, list[float]] = {name: [] for name in working}
+        for r in range(repeat):
+            k = r % len(working)
+            for name in working[k:] + working[:k]:
+                runs[name].append(processes[name].ask({"to_accuracy": True}))
+                epochs[name].append(processes[name].ask({"epoch": calls[name]})["seconds"])
+        breakdown = processes["jax_dataloader"].ask({"breakdown": repeat})
+    finally:
+        for process in processes.values():
+            process.close()
+
+    results: dict[str, Any] = {}
+    for name in TRAINERS:
+        if name in failed:
+            results[name] = {"trainer": name, "error": failed[name]}
+            continue
+        outcomes = {(r["epochs"], r["reached"]) for r in runs[name]}
+        assert len(outcomes) == 1, f"{name}: runs from the same start disagree: {outcomes}"
+        hello, last = processes[name].hello, runs[name][-1]
+        to_accuracy = helpers.Timing(tuple(r["seconds"] for r in runs[name]), 1)
+        epoch = helpers.Timing(tuple(epochs[name]), calls[name])
+        results[name] = {
+            "trainer": name,
+            "epochs_to_target": last["epochs"],
+            "reached_target": last["reached"],
+            "final_test_accuracy": last["accuracy"],
+            "steps": last["epochs"] * STEPS_PER_EPOCH,
+            "time_to_accuracy": timing_record(to_accuracy),
+            "first_run_s": hello["first_run"]["seconds"],
+            "compile_s": hello["compile_s"],
+            "epoch": timing_record(epoch),
+            "epoch_breakdown": breakdown if name == "jax_dataloader" else None,
+            "steps_per_second": STEPS_PER_EPOCH / epoch.median,
+            "memory": hello["memory"],
+            "device": hello["device"],
+            "threads": hello["threads"],
+        }
     return {
         "setup": {
             "train_size": TRAIN_SIZE, "test_size": TEST_SIZE, "batch_size": BATCH_SIZE,
             "steps_per_epoch": STEPS_PER_EPOCH, "optimizer": f"Adam, learning rate {LEARNING_RATE}",
             "model": f"2 -> {HIDDEN} tanh -> 1 logit", "target_accuracy": TARGET_ACCURACY,
             "max_epochs": max_epochs, "repeat": repeat,
+            "initial_weights": "the same for every trainer (initial_parameters, NumPy)",
         },
         "trainers": results,
-        "summary": {
-            "scan_epoch_speedup_vs_dataloader": epochs["jax_dataloader"] / epochs["jax_scan"],
-            "scan_time_to_accuracy_speedup_vs_pytorch": ttas["pytorch"] / ttas["jax_scan"],
-            "scan_time_to_accuracy_speedup_vs_pytorch_1_thread":
-                ttas["pytorch_1_thread"] / ttas["jax_scan"],
-            "scan_epoch_speedup_vs_pytorch": epochs["pytorch"] / epochs["jax_scan"],
-            "dataloader_time_to_accuracy_speedup_vs_pytorch":
-                ttas["pytorch"] / ttas["jax_dataloader"],
-        },
+        "summary": summary(results),
+    }
+
+
+def summary(results: dict[str, Any]) -> dict[str, Any]:
+    """The pairs' ratios: how many times faster the JAX side is (above 1: JAX is faster)."""
+    ttas = {name: r["time_to_accuracy"]["median_s"]
+            for name, r in results.items() if "error" not in r}
+    epochs = {name: r["epoch"]["median_s"] for name, r in results.items() if "error" not in r}
+    preloaded = [name for name in PYTORCH_PRELOADED if name in ttas]
+    fastest = min(preloaded, key=ttas.get)
+    return {
+        "dataloader_time_to_accuracy_speedup_vs_pytorch":
+            ttas["pytorch_dataloader"] / ttas["jax_dataloader"],
+        "scan_epoch_speedup_vs_dataloader": epochs["jax_dataloader"] / epochs["jax_scan"],
+        "scan_time_to_accuracy_speedup_vs_pytorch":
+            ttas["pytorch_dataloader"] / ttas["jax_scan"],
+        # Against the fastest of PyTorch's loops over pre-loaded tensors.
+        "fastest_pytorch_preloaded": fastest,
+        "scan_time_to_accuracy_speedup_vs_pytorch_preloaded": ttas[fastest] / ttas["jax_scan"],
+        "scan_epoch_speedup_vs_pytorch_preloaded": epochs[fastest] / epochs["jax_scan"],
+        "scan_time_to_accuracy_speedup_vs_pytorch_compiled":
+            ttas["pytorch_compiled"] / ttas["jax_scan"] if "pytorch_compiled" in ttas else None,
     }
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trainer", choices=TRAINERS, help="run one trainer in this process")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--trainer", choices=TRAINERS,
+                        help="serve one trainer in this process (driven by run)")
     parser.add_argument("--max-epochs", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="one short run of each trainer")
     args = parser.parse_args(argv)
     if args.trainer:
-        result = measure(args.trainer, args.repeat, args.max_epochs)
+        serve(args.trainer, args.max_epochs)
     else:
-        result = run(quick=args.quick)
-    print(json.dumps(result))
+        print(json.dumps(run(quick=args.quick)))
 
 
 if __name__ == "__main__":
