@@ -10,8 +10,9 @@ from helpers.env import environment_banner
 from helpers.errors import CaughtError, expect_error
 from helpers.plotting import plot_curves, plot_decision_boundary, plot_xor
 from helpers.processes import free_port, run_processes
-from helpers.timing import Timing, format_duration, timeit, timing_table
+from helpers.timing import Timing, format_duration, format_ratio, timeit, timing_table
 from helpers.tracing import count_traces
+from helpers.trees import max_difference
 
 __all__ = [
     "CaughtError",
@@ -22,7 +23,9 @@ __all__ = [
     "environment_banner",
     "expect_error",
     "format_duration",
+    "format_ratio",
     "free_port",
+    "max_difference",
     "numpy_collate",
     "plot_curves",
     "plot_decision_boundary",

@@ -16,7 +16,7 @@ from typing import Any
 
 import jax
 
-__all__ = ["Timing", "format_duration", "timeit", "timing_table"]
+__all__ = ["Timing", "format_duration", "format_ratio", "timeit", "timing_table"]
 
 _UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
 
@@ -174,13 +174,17 @@ def timing_table(timings: Mapping[str, Timing], baseline: str | None = None) -> 
 
 
 def _ratio(reference: float, median: float) -> str:
-    """Two significant digits, so that neither 0.04x nor 4125x hides behind a rounding."""
     if median <= 0:
         return "too fast to resolve"
-    ratio = reference / median
+    return format_ratio(reference / median)
+
+
+def format_ratio(ratio: float) -> str:
+    """A speed ratio with two significant digits, so that neither 0.04x nor 4125x hides
+    behind a rounding: ``0.63x``, ``6.2x``, ``41x``, ``4125x``."""
     if ratio >= 9.95:
         return f"{ratio:.0f}x"
-    if ratio >= 0.995 or ratio == 0:
+    if ratio >= 0.995 or ratio <= 0:
         return f"{ratio:.1f}x"
     rounded = float(f"{ratio:.2g}")  # then as many decimals as two significant digits need
     return f"{rounded:.{1 - math.floor(math.log10(rounded))}f}x"

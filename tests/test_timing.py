@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import Timing, format_duration, timeit, timing_table
+from helpers import Timing, format_duration, format_ratio, timeit, timing_table
 
 
 @pytest.mark.parametrize(
@@ -170,3 +170,13 @@ def test_timing_table_rejects_bad_input():
         timing_table({"a": 1.0})
     with pytest.raises(KeyError, match="baseline"):
         timing_table({"a": Timing((1.0,), 1)}, baseline="b")
+
+
+@pytest.mark.parametrize(
+    ("ratio", "text"),
+    [(4125.3, "4125x"), (12.4, "12x"), (6.24, "6.2x"), (0.634, "0.63x"), (0.0412, "0.041x")],
+)
+def test_format_ratio_is_the_tables_speed_column(ratio, text):
+    assert format_ratio(ratio) == text
+    table = timing_table({"base": Timing((ratio,), 1), "row": Timing((1.0,), 1)})
+    assert table.splitlines()[2].endswith(text)
