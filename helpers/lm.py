@@ -3,7 +3,8 @@
 Defined in ``book/15_language_model.ipynb``: ``load_corpus`` and ``CharTokenizer`` in section
 "The text and its tokens", ``TokenWindows`` in section "Batches from a DataLoader",
 ``GPTConfig``, ``CausalSelfAttention``, ``Block`` and ``GPT`` in section "The model", and
-``next_token_loss`` in section "Training". The code is the chapter's, unchanged
+``next_token_loss``, ``decay_mask``, ``adamw_warmup_cosine`` and ``train_step`` in section
+"Training". The code is the chapter's, unchanged
 (``tests/test_helpers_are_the_chapters_code.py`` checks it). The chapter "Training at scale"
 imports it as ``from helpers.lm import GPT, GPTConfig, ...``; it is not re-exported from
 ``helpers`` so that chapters which do not use Flax do not import it.
@@ -29,8 +30,11 @@ __all__ = [
     "CharTokenizer",
     "GPTConfig",
     "TokenWindows",
+    "adamw_warmup_cosine",
+    "decay_mask",
     "load_corpus",
     "next_token_loss",
+    "train_step",
 ]
 
 
@@ -219,3 +223,36 @@ def next_token_loss(model, windows):
     """Mean cross-entropy of predicting token ``t + 1`` from tokens ``0..t`` of each window."""
     logits = model(windows[:, :-1])
     return optax.softmax_cross_entropy_with_integer_labels(logits, windows[:, 1:]).mean()
+
+
+def decay_mask(params):
+    """True for the weight matrices (kernels and embeddings), False for norm scales and
+    biases. A path into NNX state ends in the Variable's ``value``: the name before it says
+    what the parameter is."""
+
+    def decays(path, _):
+        names = [key.key for key in path if isinstance(key, jax.tree_util.DictKey)]
+        return names[-1] in ("kernel", "embedding")
+
+    return jax.tree.map_with_path(decays, params)
+
+
+def adamw_warmup_cosine(total_steps, peak_lr=3e-3, warmup_steps=50, weight_decay=0.1,
+                        clip_norm=1.0):
+    """AdamW whose learning rate rises linearly for ``warmup_steps`` and then follows a
+    cosine down to a tenth of ``peak_lr``, after clipping the gradient's global norm; weight
+    decay only where ``decay_mask`` says."""
+    schedule = optax.warmup_cosine_decay_schedule(
+        0.0, peak_lr, warmup_steps, total_steps, end_value=peak_lr / 10)
+    return optax.chain(
+        optax.clip_by_global_norm(clip_norm),
+        optax.adamw(schedule, weight_decay=weight_decay, mask=decay_mask),
+    )
+
+
+@nnx.jit
+def train_step(model, optimizer, windows):
+    """One step on a batch of windows: the loss before the update; updates in place."""
+    loss, grads = nnx.value_and_grad(next_token_loss)(model, windows)
+    optimizer.update(model, grads)
+    return loss
