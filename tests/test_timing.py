@@ -180,3 +180,170 @@ def test_format_ratio_is_the_tables_speed_column(ratio, text):
     assert format_ratio(ratio) == text
     table = timing_table({"base": Timing((ratio,), 1), "row": Timing((1.0,), 1)})
     assert table.splitlines()[2].endswith(text)
+
+
+# What timeit promises, on a fake clock: it waits for every result, warm-ups included, and
+# reports seconds per call. Durations are multiples of 1/64 s, so the sums are exact.
+
+TICK = 1 / 64
+
+
+class FakeClock:
+    """Stands in for the module ``time`` of helpers.timing: ``perf_counter`` reads ``now``."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+class AsyncResult:
+    """What a JAX call returns before its work is done: the work ends when it is waited for."""
+
+    def __init__(self, job, clock, events):
+        self.job, self.clock, self.events = job, clock, events
+
+    def block_until_ready(self):
+        self.clock.now += 3 * TICK  # the computation itself
+        self.events.append(("wait", self.job))
+        return self
+
+
+def _async_fn(clock, events, *, first=64 * TICK, dispatch=TICK, limit=500):
+    """A function whose call is dispatched in ``dispatch`` s and computed in 3 ticks on
+    waiting; its first call (a compilation) takes ``first`` s more. It stops a timer that
+    would call it without end."""
+
+    def fn():
+        job = sum(1 for kind, _ in events if kind == "call")
+        if job >= limit:
+            raise AssertionError(f"called {job} times: the timer does not stop")
+        clock.now += dispatch + (first if job == 0 else 0.0)
+        events.append(("call", job))
+        return AsyncResult(job, clock, events)
+
+    return fn
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    fake = FakeClock()
+    monkeypatch.setattr("helpers.timing.time", fake)
+    return fake
+
+
+@pytest.mark.parametrize(("warmup", "repeat", "calls"), [(0, 1, 1), (1, 3, 4), (2, 2, 1)])
+def test_timeit_waits_for_every_call_before_the_next_and_reports_seconds_per_call(
+    clock, warmup, repeat, calls
+):
+    events = []
+    timing = timeit(_async_fn(clock, events), warmup=warmup, repeat=repeat, calls=calls)
+    jobs = warmup + repeat * calls
+    # Each call, warm-ups included, is waited for before the next one starts.
+    assert events == [event for job in range(jobs) for event in (("call", job), ("wait", job))]
+    # A call costs its dispatch and its computation: 4 ticks, however many calls a run has.
+    first_timed = 4 * TICK + (64 * TICK if warmup == 0 else 0.0)  # no warm-up: compilation
+    expected = (first_timed / calls + 4 * TICK * (calls - 1) / calls,) + (4 * TICK,) * (repeat - 1)
+    assert timing.per_call == expected
+    assert timing.calls_per_run == calls
+
+
+def test_timeit_leaves_compilation_out_of_the_timed_runs(clock):
+    events = []
+    timing = timeit(_async_fn(clock, events, first=1000.0), repeat=3, calls=2)
+    assert timing.per_call == (4 * TICK,) * 3 and timing.median == 4 * TICK
+    assert str(timing) == "62.5 ms ± 0 ns per call (median ± half IQR of 3 runs, 2 calls each)"
+
+
+def test_timeit_repeats_seven_times_and_warms_up_once_by_default(clock):
+    events = []
+    timing = timeit(_async_fn(clock, events), calls=1)
+    assert len(timing.per_call) == 7
+    assert events.count(("wait", 0)) == 1 and len(events) == 2 * (1 + 7)
+
+
+@pytest.mark.parametrize(
+    ("min_run_seconds", "calls"),
+    [
+        (0.0, 1), (4 * TICK, 1), (5 * TICK, 2), (8 * TICK, 2), (9 * TICK, 5), (20 * TICK, 5),
+        (21 * TICK, 10), (40 * TICK, 10), (41 * TICK, 20), (80 * TICK, 20), (81 * TICK, 50),
+        (200 * TICK, 50), (201 * TICK, 100),
+    ],
+)
+def test_timeit_calibrates_runs_of_1_2_5_10_20_50_calls(clock, min_run_seconds, calls):
+    """A call takes 4 ticks: the first count in 1, 2, 5, 10, ... whose run lasts at least
+    ``min_run_seconds`` is chosen (a run of exactly that long is long enough)."""
+    events = []
+    timing = timeit(_async_fn(clock, events), repeat=2, min_run_seconds=min_run_seconds)
+    assert timing.calls_per_run == calls
+    assert timing.per_call == (4 * TICK, 4 * TICK)
+    tried = [count for count in (1, 2, 5, 10, 20, 50, 100) if count <= calls]
+    assert len(events) == 2 * (1 + sum(tried) + 2 * calls)  # every calibration call waited for
+    assert all(kind == "wait" for kind, _ in events[1::2])
+
+
+def test_timeit_never_stops_waiting_on_numpy_or_python_results():
+    # Results without block_until_ready pass through jax.block_until_ready unchanged.
+    assert timeit(lambda: [np.float32(1), 2, None], repeat=1, calls=3).calls_per_run == 3
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(-0.0, "0 ns"), (1230, "1230 s"), (4.125, "4.12 s"), (999.5, "1000 s")],
+)
+def test_format_duration_edge_cases(seconds, text):
+    assert format_duration(seconds) == text
+
+
+def test_timing_str_says_run_and_call_in_the_singular_and_plural():
+    assert str(Timing((0.002, 0.004), 1)) == (
+        "3 ms ± 500 µs per call (median ± half IQR of 2 runs, 1 call each)"
+    )
+    assert str(Timing((0.002,), 2)).endswith("(median ± half IQR of 1 run, 2 calls each)")
+
+
+def test_timing_table_exactly():
+    timings = {
+        "eager": Timing((0.004, 0.006, 0.008), 1),
+        "jit, compiled": Timing((0.001,), 3),
+        "zero": Timing((0.0,), 1),
+    }
+    assert timing_table(timings) == "\n".join([
+        "                  median  ± half IQR  speed vs eager",
+        "eager               6 ms        1 ms  1.0x",
+        "jit, compiled       1 ms        0 ns  6.0x",
+        "zero                0 ns        0 ns  too fast to resolve",
+    ])
+    assert timing_table(timings, baseline="jit, compiled").splitlines()[:2] == [
+        "                  median  ± half IQR  speed vs jit, compiled",
+        "eager               6 ms        1 ms  0.17x",
+    ]
+
+
+def test_timing_table_names_what_is_wrong():
+    with pytest.raises(ValueError, match=r"^timings is empty: give at least one name -> Timing$"):
+        timing_table({})
+    with pytest.raises(TypeError, match=r"^timings\['b'\] is a float, not a Timing$"):
+        timing_table({"a": Timing((1.0,), 1), "b": 1.0})
+    with pytest.raises(KeyError, match=r"baseline 'c' is not one of \['a'\]"):
+        timing_table({"a": Timing((1.0,), 1)}, baseline="c")
+
+
+@pytest.mark.parametrize(
+    ("ratio", "text"),
+    [
+        (9.95, "10x"), (9.949, "9.9x"), (0.995, "1.0x"), (0.9949, "0.99x"), (1.5, "1.5x"),
+        (1.994, "2.0x"), (0.1, "0.10x"), (0.0999, "0.10x"), (0.01, "0.010x"), (-2.0, "-2.0x"),
+        (1e6, "1000000x"),
+    ],
+)
+def test_format_ratio_boundaries(ratio, text):
+    assert format_ratio(ratio) == text
+
+
+def test_timeit_names_a_bad_min_run_seconds_exactly():
+    with pytest.raises(TypeError, match=r"^min_run_seconds must be a number$"):
+        timeit(_must_not_run, min_run_seconds=None)
+    with pytest.raises(ValueError, match=r"^min_run_seconds must be non-negative and finite, got"):
+        timeit(_must_not_run, min_run_seconds=-1)
