@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib import metadata
+
 import jax
 import pytest
 from execution_status import parse_banner
@@ -53,3 +55,51 @@ def test_the_banner_parses_back():
     assert parsed["jax"] == jax.__version__ and parsed["backend"] == jax.default_backend()
     assert parsed["packages"]["surely-not-a-real-package"] == "not installed"
     assert parsed["devices"].startswith(f"{len(jax.devices())} device")
+
+
+class FakeDevice:
+    def __init__(self, kind: str):
+        self.device_kind = kind
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    """Set the devices and the backend that the banner sees."""
+
+    def set_up(kinds: list[str], backend: str = "gpu") -> None:
+        monkeypatch.setattr(jax, "devices", lambda: [FakeDevice(kind) for kind in kinds])
+        monkeypatch.setattr(jax, "default_backend", lambda: backend)
+
+    return set_up
+
+
+@pytest.mark.parametrize(
+    ("kinds", "devices"),
+    [
+        (["cpu"], "1 device: cpu"),
+        (["H100", "H100"], "2 devices: 2 × H100"),
+        (["TPU v4"] * 8 + ["cpu"], "9 devices: 8 × TPU v4, cpu"),
+    ],
+)
+def test_banner_counts_the_devices_of_each_kind(machine, kinds, devices):
+    machine(kinds)
+    assert environment_banner() == f"JAX {jax.__version__} | backend: gpu | {devices}"
+
+
+def test_banner_names_the_versions_of_the_packages_asked_for(machine):
+    machine(["cpu"], backend="cpu")
+    banner = environment_banner(["numpy", "no-such-pkg"])
+    assert banner == (
+        f"JAX {jax.__version__} | numpy {metadata.version('numpy')} | "
+        "no-such-pkg not installed | backend: cpu | 1 device: cpu"
+    )
+
+
+def test_banner_breaks_only_a_line_wider_than_88_characters(machine):
+    machine(["cpu"], backend="cpu")
+    fixed = len(f"JAX {jax.__version__} |  not installed | backend: cpu | 1 device: cpu")
+    fits = "p" * (88 - fixed)
+    assert len(environment_banner([fits])) == 88 and "\n" not in environment_banner([fits])
+    versions, where = environment_banner([fits + "q"]).split("\n")
+    assert versions == f"JAX {jax.__version__} | {fits}q not installed"
+    assert where == "backend: cpu | 1 device: cpu"

@@ -12,6 +12,7 @@ import pytest
 from tools.notebooks import (
     INSTALL_SOURCE_VARIABLE,
     SETUP_CELL_TAG,
+    cell_timeout,
     chapter_notebooks,
     main,
     pinned_versions,
@@ -194,3 +195,39 @@ def test_setup_cell_compares_versions_by_release_number():
     assert parse("0.12.0.1") == (0, 12, 0, 1) and parse("2.11.0+cu128") == (2, 11, 0)
     assert parse("0.7.2") < parse("0.12.0.1") < parse("0.12.1rc1")
     assert parse("0.12.0.1.post1") > parse("0.12.0.1")
+
+
+def _config_with_timeout(root: Path, timeout: str) -> Path:
+    config = root / "_config.yml"
+    config.write_text(f"title: t\nexecute:\n  execute_notebooks: force\n{timeout}")
+    return config
+
+
+@pytest.mark.parametrize(("timeout", "seconds"), [("1", 1), ("600", 600)])
+def test_cell_timeout_reads_the_config(tmp_path, timeout, seconds):
+    assert cell_timeout(_config_with_timeout(tmp_path, f"  timeout: {timeout}\n")) == seconds
+
+
+@pytest.mark.parametrize(
+    ("timeout", "shown"),
+    [
+        ("  timeout: 0\n", "0"), ("  timeout: -5\n", "-5"), ("  timeout: -1\n", "-1"),
+        ("  timeout: true\n", "True"), ("  timeout: 2.5\n", "2.5"), ("  timeout: '60'\n", "'60'"),
+        ("  timeout:\n", "None"), ("", "None"),
+    ],
+)
+def test_cell_timeout_must_be_a_positive_integer(tmp_path, timeout, shown):
+    config = _config_with_timeout(tmp_path, timeout)
+    message = f"execute.timeout must be a positive integer, got {shown}$"
+    with pytest.raises(ValueError, match=message):
+        cell_timeout(config)
+
+
+def test_cell_timeout_without_an_execute_section(tmp_path):
+    config = tmp_path / "_config.yml"
+    config.write_text("title: t\n")
+    with pytest.raises(ValueError, match="got None$"):
+        cell_timeout(config)
+    config.write_text("")  # an empty file is an empty config
+    with pytest.raises(ValueError, match="got None$"):
+        cell_timeout(config)

@@ -136,7 +136,7 @@ def cell_timeout(config_path: str | Path) -> int:
     """
     config = read_config(config_path)
     timeout = (config.get("execute") or {}).get("timeout")
-    if not isinstance(timeout, int) or timeout <= 0:
+    if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
         raise ValueError(
             f"{config_path}: execute.timeout must be a positive integer, got {timeout!r}"
         )
