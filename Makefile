@@ -9,6 +9,9 @@
 #   make chromium  install Debian's Chromium for the website tests if missing (make test does)
 #   make test-latest  early warning: the whole suite with the newest releases of every library
 #                     the book teaches, jax and jaxlib included, in .venv-latest (not run by CI)
+#   make mutation  mutation testing (mutmut) of helpers/ and tools/ against their unit tests:
+#                  the score and every surviving mutant; fails below 90%. Not part of make test:
+#                  about MINUTES minutes on 2 CPU cores.
 #
 # Variables: PYTHON=/path/to/python3.13 (found by itself otherwise), TORCH_INDEX_URL=<a PyTorch
 # wheel index> to take torch from there (https://download.pytorch.org/whl/cpu: the CPU build).
@@ -57,7 +60,7 @@ $(INSTALLED): requirements.txt pyproject.toml .python-version
 
 install: $(INSTALLED)
 
-.PHONY: book test test-latest lab tidy install chromium clean
+.PHONY: book test test-latest lab tidy install chromium clean mutation
 
 
 book: $(INSTALLED)
@@ -97,6 +100,15 @@ test-latest: chromium
 	  grep -iE '^(jax|jaxlib|flax|optax|orbax-checkpoint|numpy|matplotlib|torch) '
 	$(LATEST)/bin/ruff check helpers tools tests book _ext benchmarks templates
 	CHROMIUM=$(CHROMIUM) $(LATEST)/bin/python -m pytest
+
+# Each mutant of helpers/ (not lm.py) and tools/ against the unit tests that call the mutated
+# function (pyproject.toml, [tool.mutmut]); mutants/ is rebuilt from scratch every time.
+mutation: $(INSTALLED)
+	rm -rf mutants
+	$(BIN)/mutmut run --max-children 2
+	$(BIN)/mutmut results
+	$(BIN)/mutmut export-cicd-stats
+	$(BIN)/python -m tools.mutation_score mutants/mutmut-cicd-stats.json --minimum 90
 
 lab: $(INSTALLED)
 	$(BIN)/uv pip install --quiet --python $(BIN)/python $(JUPYTERLAB)

@@ -86,3 +86,88 @@ def test_plot_curves_draws_one_line_per_series():
 def test_plot_curves_rejects_empty_or_malformed_history(history):
     with pytest.raises(ValueError):
         plot_curves(history)
+
+
+def test_plot_xor_as_drawn():
+    data = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    ax = plot_xor(data, np.array([0, 0, 1]))
+    assert tuple(ax.figure.get_size_inches()) == (4.0, 4.0)
+    blue, orange = ax.collections
+    np.testing.assert_array_equal(blue.get_offsets(), [[0.0, 0.0], [1.0, 1.0]])
+    np.testing.assert_array_equal(orange.get_offsets(), [[0.0, 1.0]])
+    assert [c.get_label() for c in ax.collections] == ["class 0", "class 1"]
+    assert matplotlib.colors.to_hex(blue.get_facecolor()[0]) == matplotlib.colors.to_hex("tab:blue")
+    assert matplotlib.colors.to_hex(orange.get_facecolor()[0]) == matplotlib.colors.to_hex(
+        "tab:orange")
+    assert list(blue.get_sizes()) == [8] and list(orange.get_sizes()) == [8]
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == ("$x_1$", "$x_2$", "")
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["class 0", "class 1"]
+    assert legend._loc == 10  # "center"
+    assert legend.get_texts()[0].get_fontsize() == matplotlib.font_manager.font_scalings[
+        "small"] * matplotlib.rcParams["font.size"]
+
+
+def test_plot_xor_draws_on_the_axes_it_is_given():
+    _, ax = plt.subplots()
+    assert plot_xor(DS.data, DS.labels, ax=ax) is ax
+    assert len(plt.get_fignums()) == 1
+
+
+def test_plot_decision_boundary_as_drawn():
+    data = np.array([[0.0, 0.0], [1.0, 2.0]])
+    seen = []
+
+    def predict(points):
+        seen.append(points)
+        return points[:, 0] / 2  # 0 .. 1 over the grid's x range
+
+    ax = plot_decision_boundary(predict, data, np.array([0, 1]), resolution=3)
+    (grid,) = seen
+    assert grid.dtype == np.float32
+    np.testing.assert_allclose(grid, [[x, y] for y in (-0.5, 1.0, 2.5) for x in (-0.5, 0.5, 1.5)])
+    contour = next(c for c in ax.collections if hasattr(c, "levels"))
+    np.testing.assert_allclose(contour.levels, np.linspace(0, 1, 11))
+    assert contour.get_cmap().name == "RdBu_r" and contour.get_alpha() == 0.6
+    colorbar_axes = [a for a in ax.figure.axes if a is not ax]
+    assert [a.get_ylabel() for a in colorbar_axes] == ["P(class 1)"]
+    assert [c.get_label() for c in ax.collections[-2:]] == ["class 0", "class 1"]
+    assert ax.get_legend() is not None
+
+
+def test_plot_curves_as_drawn():
+    ax = plot_curves({"loss": [3.0, 2.0], "accuracy": [0.5]}, xlabel="step")
+    assert tuple(ax.figure.get_size_inches()) == (5.0, 3.5)
+    loss, accuracy = ax.get_lines()
+    np.testing.assert_array_equal(loss.get_xdata(), [1, 2])
+    np.testing.assert_array_equal(loss.get_ydata(), [3.0, 2.0])
+    np.testing.assert_array_equal(accuracy.get_xdata(), [1])
+    assert (loss.get_marker(), loss.get_markersize()) == ("o", 3)
+    assert ax.get_xlabel() == "step"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["loss", "accuracy"]
+    assert all(line.get_visible() and line.get_alpha() == 0.3 for line in ax.get_xgridlines())
+    assert plot_curves({"loss": [1.0]}).get_xlabel() == "epoch"
+
+
+@pytest.mark.parametrize(
+    ("history", "message"),
+    [
+        ({}, r"^history is empty: give at least one name -> values$"),
+        ({"loss": []}, r"^history\['loss'\] must be a non-empty 1-D sequence of numbers$"),
+        ({"loss": [[1.0, 2.0]]}, r"^history\['loss'\] must be a non-empty 1-D sequence"),
+    ],
+)
+def test_plot_curves_names_what_is_wrong(history, message):
+    with pytest.raises(ValueError, match=message):
+        plot_curves(history)
+
+
+def test_shape_errors_name_the_shapes():
+    with pytest.raises(ValueError, match=r"^data must have shape \(n, 2\), got \(5, 3\)$"):
+        plot_xor(np.ones((5, 3)), np.ones(5))
+    with pytest.raises(ValueError, match=r"^labels must have shape \(5,\), got \(4,\)$"):
+        plot_xor(np.ones((5, 2)), np.ones(4))
+    with pytest.raises(ValueError, match=r"^resolution must be an int of at least 2, got 1$"):
+        plot_decision_boundary(_must_not_run, DS.data, DS.labels, resolution=1)
+    with pytest.raises(ValueError, match=r"^predict returned 3 values for 4 points; it must"):
+        plot_decision_boundary(lambda p: np.zeros(3), DS.data, DS.labels, resolution=2)
