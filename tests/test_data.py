@@ -72,3 +72,12 @@ def test_dataloader_yields_numpy_batches():
     xs, ys = batches[0]
     assert type(xs) is np.ndarray and xs.dtype == np.float32 and ys.dtype == np.int32
     np.testing.assert_array_equal(xs, ds.data[:4])
+
+
+def test_xor_dataset_noise_is_gaussian_with_the_given_scale():
+    for noise, ds in ((0.1, XORDataset(20_000, seed=0)), (0.15, XORDataset(20_000, 0, noise=0.15))):
+        offsets = ds.data - np.round(ds.data)  # the noise around each corner (< 0.5 mostly)
+        assert abs(offsets.mean()) < 0.01
+        assert abs(offsets.std() - noise) < 0.02
+    labels = XORDataset(20_000, seed=0).labels
+    assert 0.45 < labels.mean() < 0.55  # the four corners are equally likely

@@ -150,3 +150,24 @@ def test_a_notebook_cells_file_is_shown_as_cell(capsys):
     with expect_error(NameError):
         raise NameError("defined at /tmp/ipykernel_4242/1234567.py:3")
     assert capsys.readouterr().out.splitlines()[1] == "    defined at <cell>:3"
+
+
+def test_long_lines_keep_their_indentation_words_and_hyphens(capsys):
+    words = "    " + " ".join(["well-known-hyphenated-word"] * 6)  # 4 + 161 characters
+    long_word = "x" * 100
+    with expect_error(ValueError):
+        raise ValueError(f"{words}\n{long_word}\n{'y' * 84}")
+    printed = capsys.readouterr().out.splitlines()[1:]
+    assert printed == [
+        "        " + " ".join(["well-known-hyphenated-word"] * 3),
+        "        " + " ".join(["well-known-hyphenated-word"] * 3),
+        "    " + long_word,  # one word longer than the column is left whole
+        "    " + "y" * 84,  # 84 characters fit: 88 with the indentation
+    ]
+
+
+def test_whitespace_only_lines_are_printed_as_they_are(capsys):
+    with expect_error(ValueError):
+        raise ValueError(" " * 90 + "\nend")
+    # textwrap.indent leaves a blank line unindented
+    assert capsys.readouterr().out.splitlines()[1:] == [" " * 90, "    end"]

@@ -15,7 +15,9 @@ from tools.notebooks import (
     cell_timeout,
     chapter_notebooks,
     main,
+    notebook_problems,
     pinned_versions,
+    read_pins,
     repository_url,
     setup_cell_source,
     tidy_notebook,
@@ -231,3 +233,116 @@ def test_cell_timeout_without_an_execute_section(tmp_path):
     config.write_text("")  # an empty file is an empty config
     with pytest.raises(ValueError, match="got None$"):
         cell_timeout(config)
+
+
+def test_read_pins_normalizes_names_and_skips_comments_and_extras(tmp_path):
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(
+        "# a comment==1\n"
+        "Orbax_Checkpoint == 0.12.8  # why\n"
+        "jax[cuda12]==0.12.0.1\n"
+        "zope.interface==7.0\n"
+        "numpy>=2.5\n"
+        "-e .\n"
+        "\n"
+    )
+    assert read_pins(requirements) == {
+        "orbax-checkpoint": "0.12.8", "jax": "0.12.0.1", "zope-interface": "7.0"
+    }
+
+
+def test_chapter_notebooks_skips_checkpoints_and_reads_subfolders(tmp_path):
+    (tmp_path / "book" / ".ipynb_checkpoints").mkdir(parents=True)
+    (tmp_path / "book" / "part").mkdir()
+    for name in ["book/02_b.ipynb", "book/01_a.ipynb", "book/part/03_c.ipynb",
+                 "book/.ipynb_checkpoints/01_a-checkpoint.ipynb", "book/notes.md"]:
+        (tmp_path / name).write_text("{}")
+    assert [p.relative_to(tmp_path).as_posix() for p in chapter_notebooks(tmp_path)] == [
+        "book/01_a.ipynb", "book/02_b.ipynb", "book/part/03_c.ipynb"
+    ]
+
+
+def test_tidy_writes_the_setup_cell_as_json_with_one_space_indents(tmp_path):
+    path = _notebook(tmp_path / "01_x.ipynb", [nbformat.v4.new_markdown_cell("# Café")])
+    tidy_notebook(path, URL, TESTED)
+    text = path.read_text(encoding="utf-8")
+    notebook = json.loads(text)
+    assert text == json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+    assert "Café" in text  # not \u00e9
+    assert notebook["cells"][0] == {
+        "cell_type": "code", "execution_count": None, "id": "setup",
+        "metadata": {"tags": [SETUP_CELL_TAG]}, "outputs": [],
+        "source": setup_cell_source(URL, TESTED).splitlines(keepends=True),
+    }
+    assert notebook["cells"][1]["source"] == ["# Café"]
+    assert "outputs" not in notebook["cells"][1]  # markdown cells have none
+
+
+def test_tidy_keeps_the_setup_cells_id_and_counts_an_untagged_code_cell_as_content(tmp_path):
+    stale = nbformat.v4.new_code_cell("old set-up", id="kept-id")
+    stale.metadata["tags"] = [SETUP_CELL_TAG, "other"]
+    untagged = nbformat.v4.new_code_cell("print(1)")
+    path = _notebook(tmp_path / "01_x.ipynb", [stale, untagged])
+    assert tidy_notebook(path, URL, TESTED) is True
+    cells = json.loads(path.read_text())["cells"]
+    assert [c["id"] for c in cells] == ["kept-id", untagged.id]
+    second = _notebook(tmp_path / "02_x.ipynb", [untagged])
+    tidy_notebook(second, URL, TESTED)
+    cells = json.loads(second.read_text())["cells"]
+    assert len(cells) == 2 and cells[1]["source"] == ["print(1)"]
+    tagged_markdown = nbformat.v4.new_markdown_cell("# X")
+    tagged_markdown.metadata["tags"] = [SETUP_CELL_TAG]
+    third = _notebook(tmp_path / "03_x.ipynb", [tagged_markdown])
+    tidy_notebook(third, URL, TESTED)
+    assert len(json.loads(third.read_text())["cells"]) == 2  # a markdown cell is not it
+
+
+def test_tidy_an_empty_notebook(tmp_path):
+    path = _notebook(tmp_path / "01_x.ipynb", [])
+    assert tidy_notebook(path, URL, TESTED) is True
+    (cell,) = json.loads(path.read_text())["cells"]
+    assert cell["metadata"]["tags"] == [SETUP_CELL_TAG]
+
+
+def test_notebook_problems_names_each_problem(tmp_path):
+    counted = nbformat.v4.new_code_cell("1")
+    counted.outputs = [nbformat.v4.new_output("stream", text="1")]
+    markdown = nbformat.v4.new_markdown_cell("# X")
+    path = _notebook(tmp_path / "a.ipynb", [markdown, counted, nbformat.v4.new_code_cell("2")])
+    assert notebook_problems(path, URL, TESTED) == [
+        f"the first cell is not the set-up cell (tagged {SETUP_CELL_TAG})",
+        "cells [1] carry outputs or execution counts",
+    ]
+    assert notebook_problems(_notebook(tmp_path / "b.ipynb", []), URL, TESTED) == [
+        f"the first cell is not the set-up cell (tagged {SETUP_CELL_TAG})"
+    ]
+    stale = _notebook(tmp_path / "c.ipynb", [_setup("https://github.com/old/place")])
+    assert notebook_problems(stale, URL, TESTED) == ["the set-up cell is stale"]
+    assert notebook_problems(_notebook(tmp_path / "d.ipynb", [_setup()]), URL, TESTED) == []
+
+
+def test_main_in_the_current_folder_and_its_messages(tmp_path, capsys, monkeypatch):
+    root = _repository(tmp_path)
+    _notebook(root / "book" / "01_a.ipynb", [nbformat.v4.new_markdown_cell("# A")])
+    monkeypatch.chdir(root)
+    assert main(["--check"]) == 1
+    assert capsys.readouterr().out == (
+        "book/01_a.ipynb: the first cell is not the set-up cell (tagged remove-cell)\n"
+        "Run `make tidy` (python -m tools.notebooks) to fix them.\n"
+    )
+    assert main([]) == 0
+    assert capsys.readouterr().out == "tidied book/01_a.ipynb\n"
+    assert main(["--check"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_main_reports_several_problems_of_one_notebook_on_one_line(tmp_path, capsys):
+    root = _repository(tmp_path)
+    counted = nbformat.v4.new_code_cell("1")
+    counted.execution_count = 1
+    _notebook(root / "book" / "01_a.ipynb", [counted])
+    assert main(["--check", str(root)]) == 1
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"{root}/book/01_a.ipynb: the first cell is not the set-up cell (tagged remove-cell); "
+        "cells [0] carry outputs or execution counts"
+    )
