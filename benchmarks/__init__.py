@@ -1,7 +1,7 @@
 """The book's benchmark suite: where JAX's speed comes from, measured on your machine.
 
 Run it from the repository root with ``python -m benchmarks`` (``--quick`` for a smoke run on
-tiny sizes, ``--out PATH`` to choose where the JSON goes). It measures three things:
+tiny sizes, ``--out PATH`` to choose where the JSON goes). It measures four things:
 
 1. :mod:`benchmarks.elementwise`: an elementwise-heavy function in NumPy, eager JAX and
    compiled JAX at several sizes, as time per call and achieved memory bandwidth; the
@@ -12,9 +12,13 @@ tiny sizes, ``--out PATH`` to choose where the JSON goes). It measures three thi
    PyTorch over pre-loaded tensors (eager, and with ``torch.compile``) against JAX's epochs
    compiled with ``lax.scan``, each trainer in a process of its own;
 3. :mod:`benchmarks.dispatch`: what one tiny operation costs eagerly and compiled, and what a
-   host round trip per step costs.
+   host round trip per step costs;
+4. :mod:`benchmarks.lm`: the book's small language model trained by JAX's ``nnx.jit`` step,
+   by a port to eager PyTorch and by the port under ``torch.compile``, from the same weights
+   on the same batches: tokens per second, and the model FLOPs utilization against the
+   machine's measured matrix-multiply peak.
 
 The appendix "Performance, measured" renders the JSON this writes.
 """
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3

@@ -13,15 +13,16 @@ from typing import Any
 from benchmarks import SCHEMA_VERSION
 from benchmarks.common import load_average, machine_info
 
-BENCHMARKS = ("elementwise", "dispatch", "training")
+BENCHMARKS = ("elementwise", "dispatch", "training", "lm")
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "latest.json"
 
 
 def run(quick: bool, only: tuple[str, ...] = BENCHMARKS) -> dict[str, Any]:
     """Run the chosen benchmarks; the JSON document, as a dict."""
-    from benchmarks import dispatch, elementwise, training
+    from benchmarks import dispatch, elementwise, lm, training
 
-    modules = {"elementwise": elementwise, "dispatch": dispatch, "training": training}
+    modules = {"elementwise": elementwise, "dispatch": dispatch, "training": training,
+               "lm": lm}
     started = time.perf_counter()
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -72,6 +73,14 @@ def summary(document: dict[str, Any]) -> str:
         tiny = {k: v["median_s"] * 1e6 for k, v in d["tiny_op"]["variants"].items()}
         lines.append("tiny op: " + ", ".join(f"{k} {v:.1f} µs" for k, v in tiny.items()))
         lines.append(f"host round trip: {d['loop']['round_trip_per_step_s'] * 1e6:.1f} µs per step")
+    if "lm" in found:
+        s = found["lm"]["summary"]
+        compiled = s["lm_tokens_per_s_speedup_vs_torch_compile"]
+        lines.append(
+            f"language model: JAX {s['lm_tokens_per_s']['jax']:,.0f} tokens/s, "
+            f"{s['lm_tokens_per_s_speedup_vs_pytorch_eager']:.2f}x PyTorch eager, "
+            + ("torch.compile not run" if compiled is None else f"{compiled:.2f}x torch.compile")
+            + f"; MFU {s['lm_mfu']:.0%} of the float32 matmul peak")
     lines.append(f"total {document['seconds']['total']:.0f} s")
     return "\n".join(lines)
 

@@ -31,7 +31,7 @@ TRAINERS = ("pytorch_dataloader", "jax_dataloader", "pytorch_preloaded",
 EAGER_PYTORCH = ("pytorch_dataloader", "pytorch_preloaded", "pytorch_preloaded_default_threads")
 PRELOADED = ("pytorch_preloaded", "pytorch_preloaded_default_threads", "pytorch_compiled",
              "jax_scan")
-SCHEMA_VERSION = 2  # the layout this test and the appendix know; bump all three together
+SCHEMA_VERSION = 3  # the layout this test and the appendix know; bump all three together
 SIZE_VARIANTS = {"numpy", "jax_eager", "jax_jit", "copy_numpy_1_thread", "copy_numpy_all_cores",
                  "copy_jax_all_cores"}
 KERNELS = {"copy_numpy_1_thread", "copy_numpy_all_cores", "triad_numpy_1_thread",
@@ -40,6 +40,9 @@ KERNELS = {"copy_numpy_1_thread", "copy_numpy_all_cores", "triad_numpy_1_thread"
 LADDER_START = ["numpy", "jax_eager", "jax_jit"]
 PROFILE_KEYS = {"page_faults_per_call", "cpu_user_s_per_call", "cpu_system_s_per_call"}
 TIMING_KEYS = {"median_s", "spread_s", "runs_s", "calls_per_run"}
+ALL_BENCHMARKS = ("elementwise", "dispatch", "training", "lm")
+LM_TRAINERS = ("jax", "pytorch_eager", "pytorch_compiled")
+LM_VARIANTS = ("jax_bf16", "jax_unrolled", "jax_huge_pages", "jax_small_batch")
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +117,8 @@ def check_document(document: dict[str, Any], benchmarks: tuple[str, ...]) -> Non
         _check_elementwise(document["benchmarks"]["elementwise"], machine)
     if "training" in benchmarks:
         _check_training(document["benchmarks"]["training"])
+    if "lm" in benchmarks:
+        _check_lm(document["benchmarks"]["lm"], machine, quick=document["quick"])
     if "dispatch" in benchmarks:
         dispatch = document["benchmarks"]["dispatch"]
         assert {"numpy", "jax_eager", "jax_jit"} <= set(dispatch["tiny_op"]["variants"])
@@ -243,17 +248,93 @@ def _check_training(training: dict[str, Any]) -> None:
         "pytorch_compiled" not in working)
 
 
+def _check_lm(lm: dict[str, Any], machine: dict[str, Any], quick: bool) -> None:
+    setup, config = lm["setup"], lm["setup"]["config"]
+    trainers = lm["trainers"]
+    assert set(trainers) == {*LM_TRAINERS, *LM_VARIANTS}
+    ran = {}
+    for name, trainer in trainers.items():
+        assert trainer["trainer"] == name
+        if "skipped" in trainer:  # a quick run skips torch.compile and the variants
+            assert quick and name not in ("jax", "pytorch_eager"), name
+            assert setup["skipped"][name] == trainer["skipped"]
+            continue
+        if "error" in trainer:  # torch.compile may not run everywhere; nothing else may fail
+            assert name == "pytorch_compiled" and isinstance(trainer["error"], str)
+            continue
+        ran[name] = trainer
+    assert {"jax", "pytorch_eager"} <= set(ran)
+    if not quick:
+        assert not setup["skipped"] and set(LM_VARIANTS) <= set(ran)
+    # The arithmetic per token, from the configuration: 6 per weight of the matrix products
+    # (qkv, out, up, down in each layer, and the head) plus attention's 12 L T d.
+    d, layers, context = config["d_model"], config["layers"], config["context"]
+    hidden = config["mlp_ratio"] * d
+    weights = layers * (4 * d * d + 2 * d * hidden) + d * config["vocab_size"]
+    flops = lm["flops_per_token"]
+    assert flops["matmul_weights"] == weights
+    assert flops["total"] == 6 * weights + 12 * layers * context * d
+    peak = lm["matmul_peak"]
+    assert peak["flops_per_call"] == 2 * peak["n"] ** 3
+    for dtype, found in peak["variants"].items():
+        assert _close(found["GFLOPs"], peak["flops_per_call"] / found["median_s"] / 1e9)
+        assert found["hlo_flops"] == peak["flops_per_call"], dtype  # XLA's count agrees
+    for name, trainer in ran.items():
+        batch = setup["batch_size"] // 4 if name == "jax_small_batch" else setup["batch_size"]
+        assert trainer["tokens_per_step"] == batch * context, name
+        assert _close(trainer["tokens_per_s"],
+                      trainer["tokens_per_step"] / trainer["step"]["median_s"])
+        used = peak["variants"][trainer["peak_used"]]["GFLOPs"] * 1e9
+        assert _close(trainer["mfu"], flops["total"] * trainer["tokens_per_s"] / used)
+        assert (trainer["peak_used"] == "bfloat16") == (name == "jax_bf16")
+        assert trainer["threads"] == machine["cpu_count"], name  # both libraries, all cores
+        assert {"first_step", "second_step"} <= set(trainer["compile_s"])
+        if name.startswith("jax"):
+            assert {"trace_and_lower", "compile"} <= set(trainer["compile_s"])
+        assert len(trainer["losses"]) == setup["check_steps"]
+        # From small initial weights the first loss is close to a uniform guess's, ln V.
+        assert abs(trainer["losses"][0] - math.log(config["vocab_size"])) < 0.1, name
+    # The ports: the same loss at the first step (the same weights and batch), and close
+    # losses after every step of the check (the same optimizer and schedule).
+    check = lm["check"]
+    for name, difference in check["first_step_abs_difference_vs_jax"].items():
+        assert _close(difference, abs(ran[name]["losses"][0] - ran["jax"]["losses"][0]))
+        if ran[name]["compute_dtype"] == "float32":
+            assert difference < 1e-5, (name, difference)
+            assert check["max_abs_difference_vs_jax"][name] < 1e-3, name
+    assert set(check["first_step_abs_difference_vs_jax"]) == set(ran) - {"jax"}
+    # XLA's cost analysis counts nnx.scan's loop body once: one layer's count, roughly
+    # (plus the elementwise work and the optimizer); unrolled, the whole count.
+    assert ran["jax"]["hlo"]["while_loops"] >= 1
+    assert 0.95 < check["hlo_flops_per_token_vs_one_layer_count"] < 1.3, check
+    if "jax_unrolled" in ran:
+        assert ran["jax_unrolled"]["hlo"]["while_loops"] == 0
+        assert 0.95 < check["unrolled_hlo_flops_per_token_vs_count"] < 1.3, check
+    summary, rate = lm["summary"], {n: t["tokens_per_s"] for n, t in ran.items()}
+    assert summary["lm_tokens_per_s"] == rate
+    assert _close(summary["lm_tokens_per_s_speedup_vs_pytorch_eager"],
+                  rate["jax"] / rate["pytorch_eager"])
+    if "pytorch_compiled" in ran:
+        assert _close(summary["lm_tokens_per_s_speedup_vs_torch_compile"],
+                      rate["jax"] / rate["pytorch_compiled"])
+    else:
+        assert summary["lm_tokens_per_s_speedup_vs_torch_compile"] is None
+    assert _close(summary["lm_mfu"], ran["jax"]["mfu"])
+    float32_jax = [n for n in ("jax", *LM_VARIANTS) if n in ran and n != "jax_bf16"]
+    assert summary["lm_fastest_float32_jax"] == max(float32_jax, key=rate.get)
+
+
 def test_quick_run_writes_a_valid_document(quick_run):
     document, printed = quick_run
     assert document["quick"] is True
-    check_document(document, ("elementwise", "dispatch", "training"))
+    check_document(document, ALL_BENCHMARKS)
     assert "wrote " in printed  # the summary for the terminal, then where the JSON went
 
 
 def test_committed_results_are_a_full_valid_run():
     # The appendix renders this file; it must come from a full run, not a smoke test.
     document = json.loads(LATEST.read_text(encoding="utf-8"))
-    check_document(document, ("elementwise", "dispatch", "training"))
+    check_document(document, ALL_BENCHMARKS)
     assert document["quick"] is False
     trainers = document["benchmarks"]["training"]["trainers"]
     assert all(t["reached_target"] for t in trainers.values() if "error" not in t)
