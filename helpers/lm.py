@@ -1,17 +1,17 @@
 """The small language model of Part V: its text, its data pipeline and its transformer.
 
-Defined in ``book/15_language_model.ipynb``: ``load_corpus`` and ``CharTokenizer`` in section
-"The text and its tokens", ``TokenWindows`` in section "Batches from a DataLoader",
-``GPTConfig``, ``CausalSelfAttention``, ``Block`` and ``GPT`` in section "The model", and
-``next_token_loss``, ``decay_mask``, ``adamw_warmup_cosine`` and ``train_step`` in section
-"Training". The code is the chapter's, unchanged
-(``tests/test_helpers_are_the_chapters_code.py`` checks it). The chapter "Training at scale"
-imports it as ``from helpers.lm import GPT, GPTConfig, ...``; it is not re-exported from
-``helpers`` so that chapters which do not use Flax do not import it.
+Defined in ``book/15_language_model.ipynb``: ``load_corpus`` and ``CharTokenizer`` in
+section "The text and its tokens", ``TokenWindows`` in section "Batches from a
+DataLoader", ``GPTConfig``, ``CausalSelfAttention``, ``Block`` and ``GPT`` in section
+"The model", and ``next_token_loss``, ``decay_mask``, ``adamw_warmup_cosine`` and
+``train_step`` in section "Training". The code is the chapter's, unchanged
+(``tests/test_helpers_are_the_chapters_code.py`` checks it). The chapter "Training at
+scale" imports it as ``from helpers.lm import GPT, GPTConfig, ...``; it is not
+re-exported from ``helpers`` so that chapters which do not use Flax do not import it.
 
-The parameters carry *logical* axis names (``"embed"``, ``"heads"``, ``"mlp"``, ``"vocab"``,
-``"layers"``) as sharding annotations; on one device they are inert, and the chapter
-"Training at scale" maps them to the axes of a device mesh.
+The parameters can carry *logical* axis names (``"embed"``, ``"heads"``, ``"mlp"``,
+``"vocab"``, ``"layers"``) as sharding annotations (``GPTConfig(logical_axes=True)``);
+the chapter "Training at scale" maps them to the axes of a device mesh.
 """
 
 import dataclasses
@@ -41,7 +41,8 @@ __all__ = [
 def load_corpus():
     """The training text: the prose of this book's chapters, as one string (shipped with
     ``helpers``, so nothing is downloaded)."""
-    return importlib.resources.files("helpers").joinpath("corpus.txt").read_text("utf-8")
+    corpus = importlib.resources.files("helpers").joinpath("corpus.txt")
+    return corpus.read_text("utf-8")
 
 
 class CharTokenizer:
@@ -67,14 +68,16 @@ class CharTokenizer:
 
 class TokenWindows:
     """A map-style dataset: window ``i`` is ``context + 1`` tokens starting at
-    ``i * stride``; the model reads the first ``context`` and predicts the last ``context``."""
+    ``i * stride``; the model reads the first ``context`` and predicts the last
+    ``context``."""
 
     def __init__(self, tokens, context, stride=None):
         self.tokens = np.asarray(tokens, dtype=np.int32)
         self.context = context
         self.stride = stride or context
         if len(self.tokens) < context + 1:
-            raise ValueError(f"{len(self.tokens)} tokens are too few for context {context}")
+            raise ValueError(
+                f"{len(self.tokens)} tokens are too few for context {context}")
 
     def __len__(self):
         return (len(self.tokens) - self.context - 1) // self.stride + 1
@@ -96,13 +99,18 @@ class GPTConfig:
     mlp_ratio: int = 4
     dtype: jnp.dtype = jnp.float32  # what the layers compute in
     param_dtype: jnp.dtype = jnp.float32  # what the parameters are stored in
-    # Give every parameter logical axis names (the chapter "Training at scale" maps them to
-    # a mesh); Flax then shards each parameter as it is created, which needs a mesh.
+    # Give every parameter logical axis names (the chapter "Training at scale" maps
+    # them to a mesh); Flax then shards each parameter as it is created, under a mesh.
     logical_axes: bool = False
+
+    def __post_init__(self):
+        if self.d_model % self.heads:
+            raise ValueError(
+                f"d_model {self.d_model} is not a multiple of {self.heads} heads")
 
 
 def _init(config, init, names):
-    """``init``, whose parameters carry the logical axis ``names`` if the config asks."""
+    """``init``; its parameters carry the logical axis ``names`` if the config asks."""
     return nnx.with_partitioning(init, names) if config.logical_axes else init
 
 
@@ -114,18 +122,19 @@ class CausalSelfAttention(nnx.Module):
     def __init__(self, config, *, rngs):
         self.heads = config.heads
         d = config.d_model
-        kwargs = dict(use_bias=False, dtype=config.dtype, param_dtype=config.param_dtype,
-                      rngs=rngs)
+        kwargs = dict(use_bias=False, dtype=config.dtype,
+                      param_dtype=config.param_dtype, rngs=rngs)
         self.qkv = nnx.Linear(
             d, 3 * d, kernel_init=_normal(config, 0.02, ("embed", "heads")), **kwargs)
-        out_std = 0.02 / (2 * config.layers) ** 0.5  # GPT-2: residual branches start small
+        out_std = 0.02 / (2 * config.layers) ** 0.5  # GPT-2: residual branches small
         self.out = nnx.Linear(
             d, d, kernel_init=_normal(config, out_std, ("heads", "embed")), **kwargs)
 
     def __call__(self, x, cache=None, start=0):
         batch, time, d = x.shape
-        q, k, v = jnp.split(self.qkv(x), 3, axis=-1)
-        q, k, v = (a.reshape(batch, time, self.heads, d // self.heads) for a in (q, k, v))
+        q, k, v = jnp.split(self.qkv(x), 3, axis=-1)  # each (batch, time, d)
+        q, k, v = (a.reshape(batch, time, self.heads, d // self.heads)
+                   for a in (q, k, v))
         if cache is None:  # training: every position attends to itself and those before
             y = jax.nn.dot_product_attention(q, k, v, is_causal=True)
         else:  # generation: keys and values of positions < start are in the cache
@@ -135,7 +144,7 @@ class CausalSelfAttention(nnx.Module):
                                              (0, start, 0, 0))
             cache = (k, v)
             positions = start + jnp.arange(time)
-            mask = jnp.arange(k.shape[1])[None, :] <= positions[:, None]  # (time, cached)
+            mask = jnp.arange(k.shape[1])[None, :] <= positions[:, None]  # (time, slot)
             y = jax.nn.dot_product_attention(q, k.astype(q.dtype), v.astype(q.dtype),
                                              mask=mask)
         return self.out(y.reshape(batch, time, d)), cache
@@ -166,9 +175,9 @@ class Block(nnx.Module):
 
 
 class GPT(nnx.Module):
-    """A decoder-only transformer: token and position embeddings, ``config.layers`` blocks
-    stacked on a leading axis and applied with ``nnx.scan``, a final norm, and a linear
-    head that gives one logit per token of the vocabulary."""
+    """A decoder-only transformer: token and position embeddings, ``config.layers``
+    blocks stacked on a leading axis and applied with ``nnx.scan``, a final norm, and a
+    linear head that gives one logit per token of the vocabulary."""
 
     def __init__(self, config, *, rngs):
         self.config = config
@@ -182,11 +191,12 @@ class GPT(nnx.Module):
             **embed)
 
         @nnx.split_rngs(splits=config.layers)
-        @nnx.vmap(in_axes=0, out_axes=0, transform_metadata={nnx.PARTITION_NAME: "layers"})
+        @nnx.vmap(in_axes=0, out_axes=0,
+                  transform_metadata={nnx.PARTITION_NAME: "layers"})
         def make_blocks(rngs):
             return Block(config, rngs=rngs)
 
-        self.blocks = make_blocks(rngs)  # every parameter gains a leading axis of length layers
+        self.blocks = make_blocks(rngs)  # each parameter gains a leading axis: layers
         self.norm = nnx.RMSNorm(
             d, dtype=config.dtype, param_dtype=config.param_dtype, rngs=rngs,
             scale_init=_init(config, nnx.initializers.ones, ("embed",)))
@@ -196,9 +206,12 @@ class GPT(nnx.Module):
 
     def __call__(self, tokens, cache=None, start=0):
         """Logits (float32) for each position of ``tokens`` ``(batch, time)``; with a
-        ``cache`` (see ``init_cache``), ``tokens`` sit at positions ``start, start + 1, ...``
-        and the result is ``(logits, cache)``, the cache holding their keys and values too."""
+        ``cache`` (see ``init_cache``), ``tokens`` sit at positions ``start, start + 1,
+        ...`` and the result is ``(logits, cache)``, the cache holding their keys and
+        values too."""
         time = tokens.shape[1]
+        if time > self.config.context:  # the position table has `context` rows
+            raise ValueError(f"{time} tokens exceed the context, {self.config.context}")
         x = self.tokens(tokens) + self.positions(start + jnp.arange(time))
 
         @nnx.scan(in_axes=(nnx.Carry, 0, 0), out_axes=(nnx.Carry, 0),
@@ -220,15 +233,17 @@ class GPT(nnx.Module):
 
 
 def next_token_loss(model, windows):
-    """Mean cross-entropy of predicting token ``t + 1`` from tokens ``0..t`` of each window."""
+    """Mean cross-entropy of predicting token ``t + 1`` from tokens ``0..t`` of each
+    window."""
     logits = model(windows[:, :-1])
-    return optax.softmax_cross_entropy_with_integer_labels(logits, windows[:, 1:]).mean()
+    labels = windows[:, 1:]
+    return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
 
 
 def decay_mask(params):
     """True for the weight matrices (kernels and embeddings), False for norm scales and
-    biases. A path into NNX state ends in the Variable's ``value``: the name before it says
-    what the parameter is."""
+    biases. A path into NNX state can end in the Variable's ``value``: the last name
+    before it says what the parameter is."""
 
     def decays(path, _):
         names = [key.key for key in path if isinstance(key, jax.tree_util.DictKey)]
@@ -240,8 +255,8 @@ def decay_mask(params):
 def adamw_warmup_cosine(total_steps, peak_lr=3e-3, warmup_steps=50, weight_decay=0.1,
                         clip_norm=1.0):
     """AdamW whose learning rate rises linearly for ``warmup_steps`` and then follows a
-    cosine down to a tenth of ``peak_lr``, after clipping the gradient's global norm; weight
-    decay only where ``decay_mask`` says."""
+    cosine down to a tenth of ``peak_lr``, after clipping the gradient's global norm;
+    weight decay only where ``decay_mask`` says."""
     schedule = optax.warmup_cosine_decay_schedule(
         0.0, peak_lr, warmup_steps, total_steps, end_value=peak_lr / 10)
     return optax.chain(

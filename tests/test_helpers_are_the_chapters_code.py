@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import data, tracing
+from helpers import data, lm, tracing
 from helpers import models as models_module
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,6 +25,10 @@ CHAPTER_CODE = [
     (models_module, "MLPClassifier", "book/09_flax_model.ipynb"),
     (data, "XORDataset", "book/10_data_loading.ipynb"),
     (data, "numpy_collate", "book/10_data_loading.ipynb"),
+    *[(lm, name, "book/15_language_model.ipynb") for name in (
+        "load_corpus", "CharTokenizer", "TokenWindows", "GPTConfig", "_init", "_normal",
+        "CausalSelfAttention", "Block", "GPT", "next_token_loss", "decay_mask",
+        "adamw_warmup_cosine", "train_step")],
 ]
 
 
