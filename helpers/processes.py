@@ -54,7 +54,7 @@ def run_processes(
     outputs = [tempfile.TemporaryFile("w+") for _ in range(2 * num_processes)]
     processes = [
         subprocess.Popen(
-            [sys.executable, str(script)], cwd=script.parent, text=True,
+            [sys.executable, str(script)], cwd=script.parent,
             stdout=outputs[2 * i], stderr=outputs[2 * i + 1],
             env={**os.environ, **(env or {}), "JAX_COORDINATOR_ADDRESS": address,
                  "JAX_NUM_PROCESSES": str(num_processes), "JAX_PROCESS_ID": str(i)},

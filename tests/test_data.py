@@ -81,3 +81,19 @@ def test_xor_dataset_noise_is_gaussian_with_the_given_scale():
         assert abs(offsets.std() - noise) < 0.02
     labels = XORDataset(20_000, seed=0).labels
     assert 0.45 < labels.mean() < 0.55  # the four corners are equally likely
+
+
+def test_xor_dataset_values_for_a_seed_are_fixed():
+    # The chapters print these points: a change of the generator would change their pages.
+    ds = XORDataset(3, seed=0)
+    np.testing.assert_allclose(
+        ds.data,
+        [[1.0104901, 0.94643307], [1.0361595, 0.1304], [0.0947081, -0.07037352]],
+        rtol=1e-6,
+    )
+    np.testing.assert_array_equal(ds.labels, [0, 1, 0])
+
+
+def test_numpy_collate_rejects_samples_of_different_lengths():
+    with pytest.raises(ValueError, match="zip"):
+        numpy_collate([(np.zeros(2), 1), (np.zeros(2),)])

@@ -40,7 +40,8 @@ def test_banner_adds_requested_packages():
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
-        ("flax", "not one string"), ("", "not one string"), ([""], "non-empty strings"),
+        ("flax", r"^packages must be a sequence of names, e\.g\. \('flax',\), not one string$"),
+        ("", "not one string"), ([""], "non-empty strings"),
         ([3], "non-empty strings"), ([None], "non-empty strings"), ([b"flax"], "non-empty strings"),
     ],
 )

@@ -171,3 +171,16 @@ def test_whitespace_only_lines_are_printed_as_they_are(capsys):
         raise ValueError(" " * 90 + "\nend")
     # textwrap.indent leaves a blank line unindented
     assert capsys.readouterr().out.splitlines()[1:] == [" " * 90, "    end"]
+
+
+def test_breaks_at_spaces_not_hyphens_and_only_past_84_characters(capsys):
+    first = "    " + "x" * 70  # 74 characters: a hyphenated word does not fit after it
+    fits = "a" * 40 + " " + "b" * 43  # 84 characters: not broken
+    tab = "c\t" + "d" * 82  # 84 characters with a tab: printed as it is
+    over = "e" * 42 + " " + "f" * 42  # 85 characters: broken
+    with expect_error(ValueError):
+        raise ValueError("\n".join([first + " well-known-hyphenated-word", fits, tab, over]))
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "    " + first, "        well-known-hyphenated-word",
+        "    " + fits, "    " + tab, "    " + "e" * 42, "    " + "f" * 42,
+    ]

@@ -171,3 +171,41 @@ def test_shape_errors_name_the_shapes():
         plot_decision_boundary(_must_not_run, DS.data, DS.labels, resolution=1)
     with pytest.raises(ValueError, match=r"^predict returned 3 values for 4 points; it must"):
         plot_decision_boundary(lambda p: np.zeros(3), DS.data, DS.labels, resolution=2)
+
+
+def test_the_class_colours_do_not_depend_on_the_style():
+    with matplotlib.rc_context({"axes.prop_cycle": matplotlib.cycler(color=["k", "m"])}):
+        ax = plot_xor(DS.data, DS.labels)
+    colours = [matplotlib.colors.to_hex(c.get_facecolor()[0]) for c in ax.collections]
+    assert colours == [matplotlib.colors.to_hex("tab:blue"), matplotlib.colors.to_hex("tab:orange")]
+
+
+def test_plot_decision_boundary_on_given_axes_with_its_own_colour_bar():
+    figure, (given, other) = plt.subplots(1, 2)
+    other.imshow(np.zeros((2, 2)))  # the current axes, with an image of its own
+    width = given.get_position().width
+    seen = []
+    data = np.array([[0.0, 1.0], [1.0, 3.0]])  # x from -0.5 to 1.5, y from 0.5 to 3.5
+
+    def predict(points):
+        seen.append(points)
+        return np.full(len(points), 0.5)
+
+    assert plot_decision_boundary(predict, data, np.array([0, 1]), ax=given) is given
+    assert plt.gcf() is figure and len(plt.get_fignums()) == 1
+    (grid,) = seen
+    assert grid.shape == (200 * 200, 2)  # the default resolution
+    np.testing.assert_allclose(grid.min(axis=0), [-0.5, 0.5])
+    np.testing.assert_allclose(grid.max(axis=0), [1.5, 3.5])
+    assert given.get_position().width < width  # the colour bar took its room from `given`
+    (colorbar,) = [a for a in figure.axes if a not in (given, other)]
+    assert colorbar.get_ylabel() == "P(class 1)"
+    (contour,) = [c for c in given.collections if hasattr(c, "levels")]
+    assert figure.axes[-1] is colorbar and contour.colorbar.ax is colorbar
+
+
+def test_plot_curves_on_given_axes_with_a_missing_value():
+    _, ax = plt.subplots()
+    assert plot_curves({"loss": [1.0, None, 0.5]}, ax=ax) is ax
+    assert len(plt.get_fignums()) == 1
+    np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), [1.0, np.nan, 0.5])

@@ -392,3 +392,48 @@ def test_read_notebook_reads_json(tmp_path):
     path = tmp_path / "n.ipynb"
     path.write_text(json.dumps({"cells": [{"cell_type": "code", "source": ["é"]}]}), "utf-8")
     assert policy.read_cells(path) == [{"cell_type": "code", "source": ["é"]}]
+
+
+def test_every_exercise_is_checked_and_text_in_code_cells_is_not_markup():
+    alone = markdown("```{exercise} Alone\n:label: alone\n```")
+    mentions = exercise("mentions")
+    mentions[2] = code("# the fence {solution-end} closes a solution\nanswer = 1")
+    cells = [*chapter(), alone, *exercise("open", collapsed=False), *mentions]
+    assert policy.exercise_problems(cells) == [
+        "exercise alone has no solution-start", "the solution of open is not collapsed"
+    ]
+
+
+def test_a_cell_without_metadata_has_no_tags():
+    bare = {"cell_type": "code", "source": "x = 1"}
+    assert policy.timing_cell_problems([bare]) == []
+    assert policy.setup_and_title_problems([bare, markdown("# T")]) == [
+        f"the first cell is not the set-up cell (tagged {SETUP_CELL_TAG})"
+    ]
+
+
+def test_prose_and_code_of_a_section_are_read_line_by_line():
+    cells = [
+        markdown("## Results\n\nThe ratio is\n0.25 here."), code("x = 1"), code("assert x == 1"),
+    ]
+    assert policy.unchecked_number_problems(cells) == []
+    cells[2] = code("print(x)")
+    assert policy.unchecked_number_problems(cells) == [
+        "## Results states ['0.25'], and no code in it checks"
+    ]
+    cells = [markdown("The ratio is\n0.25."), code("x = 1"), code("assert x"), markdown("## Next")]
+    assert policy.unchecked_number_problems(cells) == []
+    assert policy.sections(cells)[0] == ("", "The ratio is\n0.25.", "x = 1\nassert x")
+
+
+@pytest.mark.parametrize(
+    ("prose", "numbers"),
+    [
+        ("```\na ` b 0.25\n```", []),  # a whole fence goes, whatever it holds
+        ("```\ncode\n```4x faster", ["4x"]),
+        ("`code`4x faster", ["4x"]),
+        ("[link](target)4x faster", ["4x"]),
+    ],
+)
+def test_what_is_left_out_leaves_nothing_behind(prose, numbers):
+    assert policy.stated_numbers(prose) == numbers

@@ -217,3 +217,8 @@ def test_bad_arguments_name_what_is_wrong(tmp_path):
     with pytest.raises(ValueError, match=r"^num_processes must be at least 1, got -1$"):
         run_processes(script, -1)
     assert run_processes(str(script), 1, timeout=60) == ["hello\n"]  # a str path works too
+
+
+def test_free_port_is_one_the_system_picked():
+    ports = {free_port() for _ in range(3)}
+    assert all(1024 <= port <= 65535 for port in ports)

@@ -346,3 +346,38 @@ def test_main_reports_several_problems_of_one_notebook_on_one_line(tmp_path, cap
         f"{root}/book/01_a.ipynb: the first cell is not the set-up cell (tagged remove-cell); "
         "cells [0] carry outputs or execution counts"
     )
+
+
+def test_main_explains_itself(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["--help"])
+    assert caught.value.code == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "Keeping the chapter notebooks tidy: the Colab set-up cell and clean stored" in help_text
+    assert "root the repository root" in help_text
+    assert ("--check change nothing; list the notebooks that need tidying and exit 1 if there "
+            "are any") in help_text
+
+
+def test_tidy_a_notebook_stored_without_cell_ids_or_metadata(tmp_path):
+    """Older notebooks (nbformat 4.4) have no cell ids, and a cell may lack metadata."""
+    old_setup = {"cell_type": "code", "execution_count": None, "metadata": {"tags":
+                 [SETUP_CELL_TAG]}, "outputs": [], "source": ["old"]}
+    bare = {"cell_type": "code", "execution_count": 2, "outputs": [], "source": ["1"]}
+    path = tmp_path / "01_x.ipynb"
+    for cells, first_id in (([old_setup], "setup"), ([bare], "setup")):
+        path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                    "nbformat_minor": 4}))
+        assert notebook_problems(path, URL, TESTED)
+        tidy_notebook(path, URL, TESTED)
+        tidied = json.loads(path.read_text())["cells"]
+        assert tidied[0]["id"] == first_id
+        assert len(tidied) == len(cells) + (cells[0] is bare)
+        assert notebook_problems(path, URL, TESTED) == []
+
+
+def test_urls_lose_only_a_trailing_slash_and_git_suffix(tmp_path):
+    url = "https://github.com/someone/bookX"
+    assert repository_url(_write_config(tmp_path, url + "/")) == url
+    assert f'"git+{url}.git"' in setup_cell_source(url + "/", TESTED)
+    assert f'"git+{url}.git"' in setup_cell_source(url + ".git", TESTED)
