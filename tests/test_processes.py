@@ -222,3 +222,10 @@ def test_bad_arguments_name_what_is_wrong(tmp_path):
 def test_free_port_is_one_the_system_picked():
     ports = {free_port() for _ in range(3)}
     assert all(1024 <= port <= 65535 for port in ports)
+
+
+def test_a_job_returns_as_soon_as_every_process_has_finished(tmp_path):
+    script = _script(tmp_path, "print('done')\n")
+    start = time.monotonic()
+    assert run_processes(script, 2, timeout=5) == ["done\n", "done\n"]
+    assert time.monotonic() - start < 4, "it waited for the time limit"

@@ -347,3 +347,17 @@ def test_timeit_names_a_bad_min_run_seconds_exactly():
         timeit(_must_not_run, min_run_seconds=None)
     with pytest.raises(ValueError, match=r"^min_run_seconds must be non-negative and finite, got"):
         timeit(_must_not_run, min_run_seconds=-1)
+
+
+def test_timeit_by_default_wants_runs_of_20_ms(clock):
+    # A call takes 4 ticks (62.5 ms): one call already lasts the default 20 ms.
+    assert timeit(_async_fn(clock, []), repeat=1).calls_per_run == 1
+    # A minimum of 1 s would take 20 calls: 1.25 s.
+    assert timeit(_async_fn(clock, []), repeat=1, min_run_seconds=1.0).calls_per_run == 20
+
+
+def test_timing_and_timeit_messages_exactly():
+    with pytest.raises(ValueError, match=r"^a Timing needs at least one run$"):
+        Timing((), 1)
+    with pytest.raises(TypeError, match=r"^fn must be callable, got int$"):
+        timeit(42)
