@@ -11,7 +11,7 @@
 #                     the book teaches, jax and jaxlib included, in .venv-latest (not run by CI)
 #   make mutation  mutation testing (mutmut) of helpers/ and tools/ against their unit tests:
 #                  the score and every surviving mutant; fails below 90%. Not part of make test:
-#                  about 25 minutes on 2 CPU cores.
+#                  25 to 40 minutes on 2 busy CPU cores.
 #
 # Variables: PYTHON=/path/to/python3.13 (found by itself otherwise), TORCH_INDEX_URL=<a PyTorch
 # wheel index> to take torch from there (https://download.pytorch.org/whl/cpu: the CPU build).
