@@ -37,3 +37,9 @@ def test_same_seed_same_parameters():
 def test_rejects_an_empty_hidden_layer():
     with pytest.raises(ValueError, match="hidden must be at least 1"):
         MLPClassifier(hidden=0, rngs=nnx.Rngs(0))
+
+
+def test_eight_hidden_units_by_default_and_one_is_enough():
+    assert MLPClassifier(rngs=nnx.Rngs(0)).hidden.kernel[...].shape == (2, 8)
+    single = MLPClassifier(hidden=1, rngs=nnx.Rngs(0))
+    assert single(jnp.ones((3, 2))).shape == (3,)
