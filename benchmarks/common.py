@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from importlib import metadata
@@ -236,6 +239,17 @@ def _usage() -> dict[str, float]:
             "system": found.ru_stime}
 
 
+def smallest_count(long_enough: Callable[[int], bool]) -> int:
+    """The first count in 1, 2, 5, 10, 20, 50, ... for which ``long_enough(count)`` holds
+    (``long_enough`` runs that many calls and says whether the run lasted long enough)."""
+    calls = 1
+    while True:
+        for factor in (1, 2, 5):
+            if long_enough(calls * factor):
+                return calls * factor
+        calls *= 10
+
+
 def calibrate(variant, min_run_seconds: float) -> int:
     """A warm-up call, then the smallest count in 1, 2, 5, 10, ... that lasts long enough.
 
@@ -243,13 +257,8 @@ def calibrate(variant, min_run_seconds: float) -> int:
     that a variant whose call is short but whose preparation is long still runs a few calls.
     """
     variant.run(1)
-    calls = 1
-    while True:
-        for factor in (1, 2, 5):
-            count = calls * factor
-            if seconds(lambda count=count: variant.run(count)) >= min_run_seconds:
-                return count
-        calls *= 10
+    return smallest_count(
+        lambda count: seconds(lambda: variant.run(count)) >= min_run_seconds)
 
 
 def interleaved(variants: dict[str, Any], rounds: int,
@@ -269,3 +278,37 @@ def interleaved(variants: dict[str, Any], rounds: int,
         for name in names[k:] + names[:k]:
             runs[name].append(variants[name].run(calls[name]))
     return {name: helpers.Timing(tuple(runs[name]), calls[name]) for name in names}
+
+
+class WorkerProcess:
+    """A benchmark's worker process, driven one JSON request at a time on its standard input;
+    it answers each with one JSON line on its standard output (``serve`` in ``training.py``
+    and ``lm.py``). A worker that dies raises RuntimeError with the end of its stderr."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.errors = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen(
+            [sys.executable, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.errors, text=True, env={**os.environ, **(env or {})})
+        self.hello: dict[str, Any] | None = None
+
+    def read(self) -> dict[str, Any]:
+        line = self.process.stdout.readline()
+        if not line:
+            self.process.wait()
+            self.errors.seek(0)
+            raise RuntimeError(f"trainer {self.name} failed:\n{self.errors.read()[-3000:]}")
+        return json.loads(line)
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        return self.read()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.write(json.dumps({"quit": True}) + "\n")
+            self.process.stdin.close()
+            self.process.wait()
+        self.errors.close()

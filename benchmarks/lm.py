@@ -42,7 +42,6 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,7 +50,13 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import peak_rss_bytes, resource, timing_record
+from benchmarks.common import (
+    WorkerProcess,
+    peak_rss_bytes,
+    resource,
+    smallest_count,
+    timing_record,
+)
 
 SEED = 0
 CONTEXT, LAYERS, D_MODEL, HEADS, MLP_RATIO = 128, 2, 64, 4, 4
@@ -432,49 +437,17 @@ def _answer(message: dict[str, Any]) -> None:
     print(json.dumps(message), flush=True)
 
 
-class _Process:
+def _worker(name: str, setup_path: str) -> WorkerProcess:
     """A trainer's process (``serve``), driven one request at a time."""
-
-    def __init__(self, name: str, setup_path: str) -> None:
-        self.name = name
-        self.errors = tempfile.TemporaryFile(mode="w+")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.lm", "--worker", name, "--setup", setup_path],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors, text=True,
-            env={**os.environ, **ENVIRONMENTS.get(name, {})})
-        self.hello: dict[str, Any] | None = None
-
-    def read(self) -> dict[str, Any]:
-        line = self.process.stdout.readline()
-        if not line:
-            self.process.wait()
-            self.errors.seek(0)
-            raise RuntimeError(f"trainer {self.name} failed:\n{self.errors.read()[-3000:]}")
-        return json.loads(line)
-
-    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        return self.read()
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.stdin.write(json.dumps({"quit": True}) + "\n")
-            self.process.stdin.close()
-            self.process.wait()
-        self.errors.close()
+    return WorkerProcess(name, ["-m", "benchmarks.lm", "--worker", name, "--setup", setup_path],
+                         ENVIRONMENTS.get(name, {}))
 
 
-def _calls(process: _Process, min_run_seconds: float) -> int:
+def _calls(process: WorkerProcess, min_run_seconds: float) -> int:
     """How many steps one timed run needs to last ``min_run_seconds`` (after a warm-up)."""
     process.ask({"steps": 2})
-    calls = 1
-    while True:
-        for factor in (1, 2, 5):
-            count = calls * factor
-            if process.ask({"steps": count})["seconds"] * count >= min_run_seconds:
-                return count
-        calls *= 10
+    return smallest_count(
+        lambda count: process.ask({"steps": count})["seconds"] * count >= min_run_seconds)
 
 
 # --- The machine's peak --------------------------------------------------------------------
@@ -517,12 +490,12 @@ def run(quick: bool = False) -> dict[str, Any]:
 
     n = MATMUL_N["quick" if quick else "full"]
     products, product_flops = matmul_variants(n)
-    processes: dict[str, _Process] = {}
+    processes: dict[str, WorkerProcess] = {}
     with tempfile.TemporaryDirectory() as directory:
         setup = make_setup(quick, Path(directory))
         try:
             for name in names:  # one after the other, so that no two compile at once
-                processes[name] = _Process(name, str(Path(directory) / "setup.json"))
+                processes[name] = _worker(name, str(Path(directory) / "setup.json"))
                 processes[name].hello = processes[name].read()
             failed = {n: p.hello["error"] for n, p in processes.items() if "error" in p.hello}
             working = [n for n in names if n not in failed]

@@ -51,17 +51,21 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.common import device_peak_bytes, peak_rss_bytes, seconds, timing_record
+from benchmarks.common import (
+    WorkerProcess,
+    device_peak_bytes,
+    peak_rss_bytes,
+    seconds,
+    smallest_count,
+    timing_record,
+)
 
 TRAINERS = ("pytorch_dataloader", "jax_dataloader", "pytorch_preloaded",
             "pytorch_preloaded_default_threads", "pytorch_compiled", "jax_scan")
@@ -524,50 +528,17 @@ def _device(name: str) -> str:
     return str(jax.devices()[0].device_kind)
 
 
-class _Process:
+def _worker(name: str, max_epochs: int) -> WorkerProcess:
     """A trainer's process (``serve``), driven one request at a time."""
-
-    def __init__(self, name: str, max_epochs: int) -> None:
-        self.name = name
-        self.errors = tempfile.TemporaryFile(mode="w+")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.training", "--trainer", name,
-             "--max-epochs", str(max_epochs)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors, text=True,
-            env=os.environ.copy())
-        self.hello: dict[str, Any] | None = None
-
-    def read(self) -> dict[str, Any]:
-        line = self.process.stdout.readline()
-        if not line:
-            self.process.wait()
-            self.errors.seek(0)
-            raise RuntimeError(f"trainer {self.name} failed:\n{self.errors.read()[-3000:]}")
-        return json.loads(line)
-
-    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        return self.read()
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.stdin.write(json.dumps({"quit": True}) + "\n")
-            self.process.stdin.close()
-            self.process.wait()
-        self.errors.close()
+    return WorkerProcess(name, ["-m", "benchmarks.training", "--trainer", name,
+                                "--max-epochs", str(max_epochs)])
 
 
-def _epoch_calls(process: _Process, min_run_seconds: float = 0.02) -> int:
+def _epoch_calls(process: WorkerProcess, min_run_seconds: float = 0.02) -> int:
     """How many epochs one timed run of ``process`` needs to last ``min_run_seconds``."""
     process.ask({"epoch": 1})  # warm-up
-    calls = 1
-    while True:
-        for factor in (1, 2, 5):
-            count = calls * factor
-            if process.ask({"epoch": count})["seconds"] * count >= min_run_seconds:
-                return count
-        calls *= 10
+    return smallest_count(
+        lambda count: process.ask({"epoch": count})["seconds"] * count >= min_run_seconds)
 
 
 def run(quick: bool = False) -> dict[str, Any]:
@@ -582,10 +553,10 @@ def run(quick: bool = False) -> dict[str, Any]:
     import helpers
 
     repeat, max_epochs = (1, 1) if quick else (15, 30)
-    processes: dict[str, _Process] = {}
+    processes: dict[str, WorkerProcess] = {}
     try:
         for name in TRAINERS:
-            processes[name] = _Process(name, max_epochs)
+            processes[name] = _worker(name, max_epochs)
             if not quick:
                 processes[name].hello = processes[name].read()
         for process in processes.values():
