@@ -36,11 +36,12 @@ from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
 
-# 'JAX 0.12.0.1 | flax 0.12.12 | optax 0.2.8 | backend: cpu | 1 device: cpu', printed or shown
-# as a string's repr.
+# 'JAX 0.12.0.1 | flax 0.12.12 | optax 0.2.8 | backend: cpu | 1 device: cpu | 2 CPU cores',
+# printed or shown as a string's repr.
 _BANNER = re.compile(
     r"JAX (?P<jax>\S+)(?P<packages>(?: \| [^|\n]+?)*)(?: \| |\n)backend: (?P<backend>[^|\n]+?) \| "
-    r"(?P<devices>\d+ devices?: [^\n'\"]+)"
+    r"(?P<devices>\d+ devices?: [^|\n'\"]+?)(?: \| (?P<cores>\d+) CPU cores?)?(?=$|[\n'\"])",
+    re.MULTILINE,
 )
 
 
@@ -65,6 +66,7 @@ def parse_banner(text: str) -> dict[str, Any] | None:
         "packages": packages,
         "backend": match["backend"].strip(),
         "devices": match["devices"].strip(),
+        "cores": int(match["cores"]) if match["cores"] else None,
     }
 
 _NAMED_COLUMNS = ("flax", "optax")
@@ -174,13 +176,15 @@ def _is_notebook(env: BuildEnvironment, docname: str) -> bool:
     return _exec_data(env, docname) is not None or str(env.doc2path(docname)).endswith(".ipynb")
 
 
-def _devices(described: str, backend: str) -> str:
+def _devices(described: str, backend: str, cores: int | None = None) -> str:
     """The banner's devices, shorter: '8 devices: 8 × cpu' -> '8 × cpu', '1 device: cpu' ->
-    '1 × cpu', '1 device: NVIDIA H100 80GB HBM3' -> '1 × NVIDIA H100 80GB HBM3 (gpu)'."""
+    '1 × cpu', '1 device: NVIDIA H100 80GB HBM3' -> '1 × NVIDIA H100 80GB HBM3 (gpu)'; with
+    the CPU cores where the banner names them: '1 × cpu; 2 CPU cores'."""
     count, _, kinds = described.partition(": ")
     if "×" not in kinds and count.split()[0].isdigit():
         kinds = f"{count.split()[0]} × {kinds}"
-    return kinds if backend in kinds else f"{kinds} ({backend})"
+    shown = kinds if backend in kinds else f"{kinds} ({backend})"
+    return shown if cores is None else f"{shown}; {cores} CPU core{'s' * (cores != 1)}"
 
 
 def _cell(content: str | nodes.Node) -> nodes.entry:
@@ -244,7 +248,7 @@ def build_status(env: BuildEnvironment, fromdocname: str) -> list[nodes.Node]:
         named = [packages.pop(name, _MISSING) or _MISSING for name in _NAMED_COLUMNS]
         others = ", ".join(f"{name} {version}".strip() for name, version in packages.items())
         rows.append([link, status, banner["jax"], *named, others or _MISSING,
-                     _devices(banner["devices"], banner["backend"])])
+                     _devices(banner["devices"], banner["backend"], banner["cores"])])
     summary = nodes.paragraph()
     if executed_at:
         when = datetime.fromtimestamp(max(executed_at), UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -4,6 +4,7 @@ Every chapter prints it under its imports; chapter 1 (``book/01_why_jax.ipynb``)
 shows. The website's execution-status page (``_ext/execution_status.py``) reads it back.
 """
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 from importlib import metadata
@@ -24,8 +25,11 @@ def environment_banner(packages: Sequence[str] = ()) -> str:
     would be wider than the page's code column (88 characters), the backend and devices go
     on a second line.
 
+    The CPU cores this process may run on come last: every timing on a page depends on them
+    (JAX's CPU backend and NumPy use several threads), whatever the devices.
+
     >>> environment_banner()  # doctest: +SKIP
-    'JAX 0.12.0.1 | backend: cpu | 1 device: cpu'
+    'JAX 0.12.0.1 | backend: cpu | 1 device: cpu | 2 CPU cores'
     """
     if isinstance(packages, str):
         raise TypeError("packages must be a sequence of names, e.g. ('flax',), not one string")
@@ -41,9 +45,20 @@ def environment_banner(packages: Sequence[str] = ()) -> str:
     kinds = Counter(device.device_kind for device in devices)
     described = ", ".join(f"{n} × {kind}" if n > 1 else kind for kind, n in kinds.items())
     count = len(devices)
+    cores = cpu_cores()
     where = (
         f"backend: {jax.default_backend()} | "
-        f"{count} device{'s' * (count != 1)}: {described}"
+        f"{count} device{'s' * (count != 1)}: {described} | "
+        f"{cores} CPU core{'s' * (cores != 1)}"
     )
     line = f"{' | '.join(versions)} | {where}"
     return line if len(line) <= PAGE_WIDTH else f"{' | '.join(versions)}\n{where}"
+
+
+def cpu_cores() -> int:
+    """The CPU cores this process may run on (a container or `taskset` may allow fewer than
+    the machine has, and then ``os.cpu_count()`` overstates them)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS and Windows have no affinity call
+        return os.cpu_count() or 1

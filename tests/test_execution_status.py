@@ -100,15 +100,21 @@ def test_the_page_lists_every_notebook_with_run_time_versions_and_device(status_
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("JAX 0.12.0.1 | backend: cpu | 1 device: cpu",
-         {"jax": "0.12.0.1", "packages": {}, "backend": "cpu", "devices": "1 device: cpu"}),
-        ("'JAX 0.12.0.1 | flax 0.12.12 | optax 0.2.8 | backend: cpu | 8 devices: 8 × cpu'",
+        ("JAX 0.12.0.1 | backend: cpu | 1 device: cpu | 2 CPU cores",
+         {"jax": "0.12.0.1", "packages": {}, "backend": "cpu", "devices": "1 device: cpu",
+          "cores": 2}),
+        ("'JAX 0.12.0.1 | flax 0.12.12 | optax 0.2.8 | backend: cpu | 8 devices: 8 × cpu | "
+         "1 CPU core'",
          {"jax": "0.12.0.1", "packages": {"flax": "0.12.12", "optax": "0.2.8"}, "backend": "cpu",
-          "devices": "8 devices: 8 × cpu"}),
-        ("JAX 0.12.0.1 | torch 2.15.0+cpu | flax not installed | backend: gpu | "
-         "1 device: NVIDIA H100 80GB HBM3\nmore output",
+          "devices": "8 devices: 8 × cpu", "cores": 1}),
+        ("JAX 0.12.0.1 | torch 2.15.0+cpu | flax not installed\nbackend: gpu | "
+         "1 device: NVIDIA H100 80GB HBM3 | 16 CPU cores\nmore output",
          {"jax": "0.12.0.1", "packages": {"torch": "2.15.0+cpu", "flax": "not installed"},
-          "backend": "gpu", "devices": "1 device: NVIDIA H100 80GB HBM3"}),
+          "backend": "gpu", "devices": "1 device: NVIDIA H100 80GB HBM3", "cores": 16}),
+        # A banner from before the cores were named.
+        ("JAX 0.12.0.1 | backend: cpu | 1 device: cpu\nmore output",
+         {"jax": "0.12.0.1", "packages": {}, "backend": "cpu", "devices": "1 device: cpu",
+          "cores": None}),
     ],
 )
 def test_parse_banner(text, expected):

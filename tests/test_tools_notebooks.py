@@ -146,6 +146,7 @@ def _repository(root: Path) -> Path:
 
 def _setup(url: str = URL) -> nbformat.NotebookNode:
     cell = nbformat.v4.new_code_cell(setup_cell_source(url, TESTED))
+    cell.metadata["cellView"] = "form"
     cell.metadata["tags"] = [SETUP_CELL_TAG]
     return cell
 
@@ -271,7 +272,7 @@ def test_tidy_writes_the_setup_cell_as_json_with_one_space_indents(tmp_path):
     assert "Café" in text  # not \u00e9
     assert notebook["cells"][0] == {
         "cell_type": "code", "execution_count": None, "id": "setup",
-        "metadata": {"tags": [SETUP_CELL_TAG]}, "outputs": [],
+        "metadata": {"cellView": "form", "tags": [SETUP_CELL_TAG]}, "outputs": [],
         "source": setup_cell_source(URL, TESTED).splitlines(keepends=True),
     }
     assert notebook["cells"][1]["source"] == ["# Café"]
@@ -317,6 +318,10 @@ def test_notebook_problems_names_each_problem(tmp_path):
         f"the first cell is not the set-up cell (tagged {SETUP_CELL_TAG})"
     ]
     stale = _notebook(tmp_path / "c.ipynb", [_setup("https://github.com/old/place")])
+    assert notebook_problems(stale, URL, TESTED) == ["the set-up cell is stale"]
+    unfolded = _setup()
+    del unfolded.metadata["cellView"]  # Colab would show all its code
+    stale = _notebook(tmp_path / "e.ipynb", [unfolded])
     assert notebook_problems(stale, URL, TESTED) == ["the set-up cell is stale"]
     assert notebook_problems(_notebook(tmp_path / "d.ipynb", [_setup()]), URL, TESTED) == []
 
@@ -381,3 +386,11 @@ def test_urls_lose_only_a_trailing_slash_and_git_suffix(tmp_path):
     assert repository_url(_write_config(tmp_path, url + "/")) == url
     assert f'"git+{url}.git"' in setup_cell_source(url + "/", TESTED)
     assert f'"git+{url}.git"' in setup_cell_source(url + ".git", TESTED)
+
+
+def test_colab_shows_the_setup_cell_as_one_titled_line():
+    # Colab's form view: a first line `# @title Text` and metadata `cellView: form` show the
+    # cell as "Text" alone, its code folded (tidy writes the metadata: see the test of the
+    # cell's exact JSON above).
+    first, *_ = setup_cell_source(URL, TESTED).splitlines()
+    assert first.startswith("# @title Set-up: ") and len(first) <= 88

@@ -46,7 +46,9 @@ INSTALL_SOURCE_VARIABLE = "EXECUTABLE_JAX_HELPERS"
 TAUGHT_LIBRARIES = ("jax", "jaxlib", "flax", "optax", "orbax-checkpoint")
 
 _TEMPLATE = """\
-# Set-up (hidden on the website). On Colab this brings JAX, Flax, Optax and Orbax to
+# @title Set-up: on Colab, brings JAX, Flax, Optax and Orbax to the tested versions
+# (Colab shows this cell as its title line alone: `# @title` and the form view.)
+# Hidden on the website. On Colab this brings JAX, Flax, Optax and Orbax to
 # the versions the book is tested with (JAX with the runtime's GPU or TPU package),
 # installs the book's `helpers` package, and prints one line saying what it changed.
 # Elsewhere `make book` / `make lab` have installed everything: this cell does nothing.
@@ -193,12 +195,17 @@ def _is_setup_cell(cell: dict[str, Any] | None) -> bool:
     )
 
 
+# Colab's form view shows a cell whose first line is `# @title ...` as that title alone,
+# its code folded away (metadata `cellView: form`).
+SETUP_CELL_METADATA = {"cellView": "form", "tags": [SETUP_CELL_TAG]}
+
+
 def _setup_cell(source: str) -> dict[str, Any]:
     return {
         "cell_type": "code",
         "execution_count": None,
         "id": "setup",
-        "metadata": {"tags": [SETUP_CELL_TAG]},
+        "metadata": dict(SETUP_CELL_METADATA),
         "outputs": [],
         "source": source.splitlines(keepends=True),
     }
@@ -236,7 +243,8 @@ def notebook_problems(path: str | Path, url: str, tested: dict[str, str]) -> lis
     first = cells[0] if cells else None
     if not _is_setup_cell(first):
         problems.append(f"the first cell is not the set-up cell (tagged {SETUP_CELL_TAG})")
-    elif "".join(first["source"]) != setup_cell_source(url, tested):
+    elif ("".join(first["source"]) != setup_cell_source(url, tested)
+          or first.get("metadata") != SETUP_CELL_METADATA):
         problems.append("the set-up cell is stale")
     dirty = [
         i for i, c in enumerate(cells)
