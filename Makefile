@@ -9,6 +9,9 @@
 #   make chromium  install Debian's Chromium for the website tests if missing (make test does)
 #   make test-latest  early warning: the whole suite with the newest releases of every library
 #                     the book teaches, jax and jaxlib included, in .venv-latest (not run by CI)
+#   make test-under-load  every notebook executed (nbmake) while one busy process per CPU core
+#                  competes: the asserts about timings must hold on a busy machine. Not part of
+#                  make test (each notebook runs about twice as long).
 #   make mutation  mutation testing (mutmut) of helpers/ and tools/ against their unit tests:
 #                  the score and every surviving mutant; fails below 90%. Not part of make test:
 #                  25 to 40 minutes on 2 busy CPU cores.
@@ -60,7 +63,7 @@ $(INSTALLED): requirements.txt pyproject.toml .python-version
 
 install: $(INSTALLED)
 
-.PHONY: book test test-latest lab tidy install chromium clean mutation
+.PHONY: book test test-under-load test-latest lab tidy install chromium clean mutation
 
 
 book: $(INSTALLED)
@@ -70,6 +73,9 @@ book: $(INSTALLED)
 test: $(INSTALLED) chromium
 	$(BIN)/ruff check helpers tools tests book _ext benchmarks templates
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
+
+test-under-load: $(INSTALLED)
+	$(BIN)/python -m pytest --under-load book
 
 chromium:
 	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \

@@ -8,11 +8,14 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import pytest
 import yaml
+from colab import ColabRuntime
+from colab import colab_runtime as make_colab_runtime
 from nbmake.nb_run import NotebookRun
 
 from tools.notebooks import cell_timeout, chapter_notebooks, read_config
@@ -45,6 +48,28 @@ for _category in (DeprecationWarning, FutureWarning):
 '''
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--under-load", action="store_true",
+        help="keep one busy process per CPU core running for the whole session (make "
+             "test-under-load): every notebook's asserts must hold on a busy machine",
+    )
+
+
+def _keep_the_cores_busy(config: pytest.Config) -> None:
+    """One process per core that computes forever, stopped when the session ends."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(cores or 1)]
+
+    def stop() -> None:
+        for process in busy:
+            process.kill()
+            process.wait()
+
+    config.add_cleanup(stop)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Make every Jupyter kernel this session starts (nbmake's too) apply ``_KERNEL_STARTUP``.
 
@@ -54,6 +79,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if hasattr(config, "workerinput"):  # an xdist worker: the controller has set it up
         return
+    if config.getoption("under_load"):
+        _keep_the_cores_busy(config)
     if "--nbmake-timeout" not in " ".join(config.invocation_params.args):
         config.option.nbmake_timeout = CELL_TIMEOUT
     shutil.rmtree(EXECUTED, ignore_errors=True)  # only this session's runs count
@@ -175,6 +202,103 @@ def helpers_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     (wheel,) = out.glob("*.whl")
     return wheel
+
+
+@pytest.fixture(scope="session")
+def colab_runtime(tmp_path_factory: pytest.TempPathFactory, helpers_wheel: Path) -> ColabRuntime:
+    """Colab's package versions in a fresh environment, after a set-up cell ran there
+    (``tests/colab.py``)."""
+    return make_colab_runtime(tmp_path_factory.mktemp("colab"), helpers_wheel, {})
+
+
+class NotebookLane:
+    """Notebooks executed one after another by a process of their own (tests/run_notebooks.py),
+    while the tests go on; ``executed(path)`` waits for one notebook's result."""
+
+    def __init__(self, notebooks: list[Path], kernel: str, out: Path,
+                 env: dict[str, str] | None = None):
+        self.out = out
+        out.mkdir(parents=True, exist_ok=True)
+        self.log = out / "runner.log"
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, str(ROOT / "tests" / "run_notebooks.py"), "--kernel", kernel,
+                 "--timeout", str(CELL_TIMEOUT), "--out", str(out), *map(str, notebooks)],
+                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+            )
+
+    def executed(self, path: Path) -> nbformat.NotebookNode:
+        """The notebook at ``path`` as this lane executed it; the test fails with the cell's
+        error if it failed, or with the runner's log if the runner stopped before it."""
+        done, failed = self.out / f"{path.stem}.ipynb", self.out / f"{path.stem}.error"
+        while True:
+            finished = self.process.poll() is not None  # looked at before the files
+            if done.exists():
+                return nbformat.read(done, as_version=4)
+            if failed.exists():
+                pytest.fail(f"{path.name} failed:\n{failed.read_text(encoding='utf-8')}")
+            if finished:
+                log = self.log.read_text(encoding="utf-8")[-3000:]
+                pytest.fail(f"the notebook runner stopped (exit status "
+                            f"{self.process.returncode}) before {path.name}:\n{log}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
+class SecondRuns:
+    """The second execution of every notebook (``test_reproducible.py``) and the execution on
+    Colab's versions (``test_colab.py``), side by side: two lanes started together, so each
+    notebook also runs while another competes for the cores (its asserts must hold on a busy
+    machine), and the two runs take less time together than one after the other."""
+
+    def __init__(self, again: NotebookLane | None, colab: NotebookLane | None):
+        self._lanes = {"again": again, "colab": colab}
+
+    def again(self, path: Path) -> nbformat.NotebookNode:
+        return self._lane("again").executed(path)
+
+    def on_colab(self, path: Path) -> nbformat.NotebookNode:
+        return self._lane("colab").executed(path)
+
+    def _lane(self, name: str) -> NotebookLane:
+        lane = self._lanes[name]
+        assert lane is not None, f"the {name} lane was not started: none of its tests collected"
+        return lane
+
+    def stop(self) -> None:
+        for lane in self._lanes.values():
+            if lane is not None:
+                lane.stop()
+
+
+def _collected(session: pytest.Session, test_name: str) -> list[Path]:
+    """The notebooks of the tests called ``test_name`` (parametrized by ``path``) that this
+    session collected, in reading order."""
+    paths = {item.callspec.params["path"] for item in session.items
+             if getattr(item, "originalname", None) == test_name}
+    return [path for path in chapter_notebooks(ROOT) if path in paths]
+
+
+@pytest.fixture(scope="session")
+def second_runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SecondRuns]:
+    """Both second executions of the chapter notebooks (see ``SecondRuns``): each lane runs
+    the notebooks whose tests this session collected, and none if it collected none."""
+    where = tmp_path_factory.mktemp("second-runs")
+    colab = again = None
+    if notebooks := _collected(request.session, "test_the_notebook_runs_on_colab"):
+        runtime: ColabRuntime = request.getfixturevalue("colab_runtime")
+        colab = NotebookLane(notebooks, runtime.kernel, where / "colab", runtime.env)
+    if notebooks := _collected(request.session, "test_a_second_run_gives_the_same_outputs"):
+        again = NotebookLane(notebooks, "python3", where / "again")
+    runs = SecondRuns(again, colab)
+    yield runs
+    runs.stop()
 
 
 @pytest.fixture(scope="session")

@@ -5,23 +5,22 @@ numpy 2.1.3, ipykernel 6.17.1 ...) on the same Python, with the book's ``helpers
 installed. The set-up cell runs there first, as a reader's first click on Colab would run it,
 with numpy already imported (as Colab's kernel may have it): it must bring the taught libraries
 to the tested versions, say so in one line, and restart the kernel because numpy changed under
-it. Then every notebook runs top to bottom in a fresh kernel of that environment.
+it. Then every notebook runs top to bottom in a fresh kernel of that environment, while the
+reproducibility run executes the notebooks beside it (``conftest.py``'s ``second_runs``).
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
+from colab import COLAB_RUNTIME, ColabRuntime, kernel_spec, printed_text, versions
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError, DeadKernelError
+from nbclient.exceptions import CellExecutionError
 
 from tools.notebooks import (
     INSTALL_SOURCE_VARIABLE,
@@ -33,69 +32,8 @@ from tools.notebooks import (
 
 ROOT = Path(__file__).resolve().parent.parent
 CELL_TIMEOUT = cell_timeout(ROOT / "_config.yml")
-COLAB_RUNTIME = ROOT / "tests" / "colab_runtime.txt"
 NOTEBOOKS = chapter_notebooks(ROOT)
 TESTED = pinned_versions(ROOT / "requirements.txt")
-
-
-def _kernel_spec(python: Path, name: str, share: Path) -> None:
-    spec = share / "jupyter" / "kernels" / name
-    spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": name, "language": "python",
-    }))
-
-
-def _versions(python: Path, names: list[str]) -> dict[str, str]:
-    script = "import importlib.metadata as m, sys; print(*(m.version(n) for n in sys.argv[1:]))"
-    out = subprocess.run([python, "-c", script, *names], check=True, capture_output=True, text=True)
-    return dict(zip(names, out.stdout.split(), strict=True))
-
-
-def _text(notebook: nbformat.NotebookNode) -> str:
-    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
-    return "".join(o.get("text", "") for o in outputs)
-
-
-@dataclass
-class ColabRuntime:
-    python: Path
-    kernel: str
-    first_setup_output: str  # what the set-up cell printed on Colab's own versions
-
-
-@pytest.fixture(scope="session")
-def colab_runtime(
-    tmp_path_factory: pytest.TempPathFactory, helpers_wheel: Path
-) -> Iterator[ColabRuntime]:
-    """Colab's packages in a fresh environment, then brought up by a notebook's set-up cell."""
-    where = tmp_path_factory.mktemp("colab")
-    venv = where / "venv"
-    uv = Path(sys.executable).parent / "uv"
-    torch = f"torch=={read_pins(ROOT / 'requirements.txt')['torch']}"
-    subprocess.run([uv, "venv", "--quiet", "--seed", "--python", sys.executable, venv], check=True)
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [uv, "pip", "install", "--quiet", "--python", python, "-r", COLAB_RUNTIME, torch],
-        check=True,
-    )
-    colab = read_pins(COLAB_RUNTIME)
-    assert _versions(python, ["jax", "numpy"]) == {"jax": colab["jax"], "numpy": colab["numpy"]}
-    probe = subprocess.run([python, "-c", "import helpers"], capture_output=True, cwd=where)
-    assert probe.returncode != 0, "helpers must not be importable before the set-up cell"
-    _kernel_spec(python, "colab", where / "share")
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("JUPYTER_PATH", str(where / "share" / "jupyter"))
-        patch.setenv(INSTALL_SOURCE_VARIABLE, str(helpers_wheel))
-        setup = nbformat.read(NOTEBOOKS[0], as_version=4)
-        setup.cells = [nbformat.v4.new_code_cell("import numpy"), setup.cells[0]]
-        client = NotebookClient(setup, kernel_name="colab", timeout=CELL_TIMEOUT,
-                                resources={"metadata": {"path": str(where)}})
-        with pytest.raises(DeadKernelError):  # the restart the cell asks for
-            client.execute()
-        yield ColabRuntime(python, "colab", _text(setup))
 
 
 def test_the_setup_cell_brings_colab_to_the_pinned_versions(colab_runtime: ColabRuntime):
@@ -108,18 +46,15 @@ def test_the_setup_cell_brings_colab_to_the_pinned_versions(colab_runtime: Colab
     # numpy was imported before jax's upgrade raised it, so the kernel had to restart.
     assert f"numpy {colab['numpy']} -> " in line
     assert "numpy had been imported before the upgrade, so the runtime restarts now" in printed
-    assert _versions(colab_runtime.python, list(TESTED)) == TESTED
+    assert versions(colab_runtime.python, list(TESTED)) == TESTED
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_the_notebook_runs_on_colab(path: Path, colab_runtime: ColabRuntime):
-    notebook = nbformat.read(path, as_version=4)
-    try:
-        NotebookClient(notebook, kernel_name=colab_runtime.kernel, timeout=CELL_TIMEOUT,
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
-    except CellExecutionError as error:
-        pytest.fail(f"{path.name} failed with Colab's package versions:\n{error}")
-    assert "Set-up:" not in _text(notebook), "the set-up cell had nothing left to change"
+def test_the_notebook_runs_on_colab(path: Path, second_runs):
+    # Executed in a kernel of Colab's runtime (after its set-up), beside the reproducibility
+    # run (conftest.py's `second_runs`); a cell's error fails this test with the cell named.
+    notebook = second_runs.on_colab(path)
+    assert "Set-up:" not in printed_text(notebook), "the set-up cell had nothing left to change"
 
 
 @pytest.fixture
@@ -135,7 +70,7 @@ def bare_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     # A plain path in a .pth file is appended to sys.path, but the .pth files inside it are
     # not run, so the editable install of `helpers` in this environment stays invisible.
     (site / "libraries.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    _kernel_spec(python, "bare", tmp_path / "share")
+    kernel_spec(python, "bare", tmp_path / "share")
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share" / "jupyter"))
     return "bare"
 

@@ -2,10 +2,12 @@
 
 The tests executed each notebook once (nbmake; the `executed_notebooks` fixture keeps the
 copies the website is built from); here each is executed a second time and compared output by
-output. Cells tagged `timing` are skipped, since a
-measurement differs on every run (the policy tests check that such cells really time
-something). Only what legitimately changes between two kernels is normalized: the temporary
-file name IPython gives each cell, temporary directories, and memory addresses.
+output. That second run goes on beside the run on Colab's versions (`conftest.py`'s
+`second_runs`), so each notebook competes with another for the cores: its outputs must not
+depend on how busy the machine is, and its asserts must hold. Cells tagged `timing` are
+skipped, since a measurement differs on every run (the policy tests check that such cells
+really time something). Only what legitimately changes between two kernels is normalized:
+the temporary file name IPython gives each cell, temporary directories, and memory addresses.
 """
 
 from __future__ import annotations
@@ -15,9 +17,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
-from tools.notebooks import cell_timeout, chapter_notebooks
+from tools.notebooks import chapter_notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = chapter_notebooks(ROOT)
@@ -56,13 +57,9 @@ def _first_difference(a: list[tuple], b: list[tuple]) -> str:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_a_second_run_gives_the_same_outputs(path: Path, executed_notebooks):
+def test_a_second_run_gives_the_same_outputs(path: Path, executed_notebooks, second_runs):
     first = nbformat.read(executed_notebooks[path], as_version=4)
-    second = nbformat.read(path, as_version=4)
-    NotebookClient(
-        second, kernel_name="python3", timeout=cell_timeout(ROOT / "_config.yml"),
-        resources={"metadata": {"path": str(path.parent)}},
-    ).execute()
+    second = second_runs.again(path)
 
     code = [(a, b) for a, b in zip(first.cells, second.cells, strict=True) if b.cell_type == "code"]
     differences = [
