@@ -77,7 +77,7 @@ class ExecutionStatusNode(nodes.General, nodes.Element):
     """Where the table goes; replaced once every notebook has been executed."""
 
 
-# The notebook metadata key under which the tests' executor records a run (tests/conftest.py).
+# The notebook metadata key under which the tests' executor records a run (conftest.py).
 RUN_RECORD = "book_run"
 
 

@@ -1,6 +1,6 @@
 """Deprecations of the libraries the book teaches, and of its own code, are errors.
 
-In notebook kernels started by the tests (`tests/conftest.py`) and in the test process itself
+In notebook kernels started by the tests (`conftest.py`) and in the test process itself
 (`pyproject.toml`); other libraries' deprecations stay warnings.
 """
 

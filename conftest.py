@@ -1,4 +1,9 @@
-"""Shared fixtures and the session set-up for every test, notebooks included."""
+"""Shared fixtures and the session set-up for every test, notebooks included.
+
+It lives at the repository root so that every pytest run loads it, whatever it runs: `make
+test`, one chapter (`pytest book/NN_name.ipynb`) or `make test-under-load` (`pytest
+--under-load book`).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from nbmake.nb_run import NotebookRun
 
 from tools.notebooks import cell_timeout, chapter_notebooks, read_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent
 CELL_TIMEOUT = cell_timeout(ROOT / "_config.yml")
 # Each notebook as nbmake executed it in this test session; the website is built from these.
 EXECUTED = ROOT / "_build" / "executed"
