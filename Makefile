@@ -71,7 +71,7 @@ book: $(INSTALLED)
 	@echo "Open $(CURDIR)/_build/html/index.html in a browser."
 
 test: $(INSTALLED) chromium
-	$(BIN)/ruff check helpers tools tests book _ext benchmarks templates
+	$(BIN)/ruff check helpers tools tests book _ext benchmarks templates conftest.py
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
 
 test-under-load: $(INSTALLED)

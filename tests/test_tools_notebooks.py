@@ -65,7 +65,8 @@ def test_setup_cell_installs_from_the_repository_on_colab_only():
 def test_setup_cell_pins_the_taught_libraries_and_matches_the_runtime_accelerator():
     source = setup_cell_source(URL, TESTED)
     assert '"jax": "0.12.0.1",' in source and '"orbax-checkpoint": "0.12.8",' in source
-    assert 'if "jax-cuda12-plugin" in before:\n        accelerator = "[cuda12]"' in source
+    assert 'if "jax-cuda13-plugin" in before:\n        accelerator = "[cuda13]"' in source
+    assert 'elif "jax-cuda12-plugin" in before:\n        accelerator = "[cuda12]"' in source
     assert 'elif "libtpu" in before:\n        accelerator = "[tpu]"' in source
     with pytest.raises(ValueError, match="exactly"):
         setup_cell_source(URL, {"jax": "0.12.0.1"})

@@ -83,7 +83,9 @@ if importlib.util.find_spec("helpers") is None:
 
     before = _installed()
     accelerator = ""  # JAX's extra for the runtime's accelerator
-    if "jax-cuda12-plugin" in before:
+    if "jax-cuda13-plugin" in before:
+        accelerator = "[cuda13]"
+    elif "jax-cuda12-plugin" in before:
         accelerator = "[cuda12]"
     elif "libtpu" in before:
         accelerator = "[tpu]"
