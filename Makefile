@@ -104,7 +104,7 @@ test-latest: chromium
 	  jax jaxlib flax optax orbax-checkpoint numpy matplotlib tqdm torch
 	$(LATEST)/bin/uv pip list --python $(LATEST)/bin/python 2>/dev/null | \
 	  grep -iE '^(jax|jaxlib|flax|optax|orbax-checkpoint|numpy|matplotlib|torch) '
-	$(LATEST)/bin/ruff check helpers tools tests book _ext benchmarks templates
+	$(LATEST)/bin/ruff check helpers tools tests book _ext benchmarks templates conftest.py
 	CHROMIUM=$(CHROMIUM) $(LATEST)/bin/python -m pytest
 
 # Each mutant of helpers/ (not lm.py) and tools/ against the unit tests that call the mutated
