@@ -80,6 +80,11 @@ class Timing:
         return statistics.median(self.per_call)
 
     @property
+    def fastest(self) -> float:
+        """The fastest run's seconds per call: load from other programs only adds time."""
+        return min(self.per_call)
+
+    @property
     def spread(self) -> float:
         """Half the interquartile range of the runs, in seconds (0 for fewer than 2 runs)."""
         if len(self.per_call) < 2:
@@ -183,12 +188,15 @@ def median_ratio(slower, faster):
     return statistics.median(s / f for s, f in pairs)
 
 
-def timing_table(timings: Mapping[str, Timing], baseline: str | None = None) -> str:
+def timing_table(
+    timings: Mapping[str, Timing], baseline: str | None = None, *, fastest: bool = False
+) -> str:
     """A plain-text table of timings with each row's speed relative to ``baseline``.
 
     ``baseline`` defaults to the first row. A speed of ``4.0x`` means four times faster
     than the baseline (its median divided by this row's median), ``0.25x`` four times slower;
-    speeds carry two significant digits (``12x``, ``4.0x``, ``0.041x``).
+    speeds carry two significant digits (``12x``, ``4.0x``, ``0.041x``). ``fastest=True``
+    adds a column with each row's fastest run, :attr:`Timing.fastest`.
     """
     if not timings:
         raise ValueError("timings is empty: give at least one name -> Timing")
@@ -200,11 +208,15 @@ def timing_table(timings: Mapping[str, Timing], baseline: str | None = None) -> 
         raise KeyError(f"baseline {baseline!r} is not one of {list(timings)}")
     reference = timings[baseline].median
     width = max(len(name) for name in timings)
-    lines = [f"{'':{width}}  {'median':>9}  {'± half IQR':>10}  {'speed vs ' + baseline}"]
+    extra = f"  {'fastest':>9}" if fastest else ""
+    lines = [
+        f"{'':{width}}  {'median':>9}  {'± half IQR':>10}{extra}  {'speed vs ' + baseline}"
+    ]
     for name, timing in timings.items():
+        extra = f"  {format_duration(timing.fastest):>9}" if fastest else ""
         lines.append(
             f"{name:{width}}  {format_duration(timing.median):>9}  "
-            f"{format_duration(timing.spread):>10}  {_ratio(reference, timing.median)}"
+            f"{format_duration(timing.spread):>10}{extra}  {_ratio(reference, timing.median)}"
         )
     return "\n".join(lines)
 

@@ -471,3 +471,17 @@ def test_median_ratio_is_the_median_of_the_ratios_per_round():
 def test_median_ratio_needs_timings_of_the_same_rounds():
     with pytest.raises(ValueError, match="zip"):
         median_ratio(Timing((1.0, 2.0), 1), Timing((1.0,), 1))
+
+
+def test_timing_fastest_is_the_fastest_run():
+    assert Timing((0.003, 0.001, 0.002), 5).fastest == 0.001
+    assert Timing((0.5,), 1).fastest == 0.5
+
+
+def test_timing_table_with_the_fastest_runs_exactly():
+    timings = {"eager": Timing((0.004, 0.006, 0.008), 1), "jit": Timing((0.002, 0.001), 3)}
+    assert timing_table(timings, fastest=True) == "\n".join([
+        "          median  ± half IQR    fastest  speed vs eager",
+        "eager       6 ms        1 ms       4 ms  1.0x",
+        "jit       1.5 ms      250 µs       1 ms  4.0x",
+    ])
