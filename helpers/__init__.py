@@ -10,7 +10,15 @@ from helpers.env import environment_banner
 from helpers.errors import CaughtError, expect_error
 from helpers.plotting import plot_curves, plot_decision_boundary, plot_xor
 from helpers.processes import free_port, run_processes
-from helpers.timing import Timing, format_duration, format_ratio, timeit, timing_table
+from helpers.timing import (
+    Timing,
+    format_duration,
+    format_ratio,
+    median_ratio,
+    timeit,
+    timeit_interleaved,
+    timing_table,
+)
 from helpers.tracing import count_traces
 from helpers.trees import max_difference
 
@@ -26,6 +34,7 @@ __all__ = [
     "format_ratio",
     "free_port",
     "max_difference",
+    "median_ratio",
     "numpy_collate",
     "plot_curves",
     "plot_decision_boundary",
@@ -33,5 +42,6 @@ __all__ = [
     "run_processes",
     "simulate_cpu_devices",
     "timeit",
+    "timeit_interleaved",
     "timing_table",
 ]

@@ -4,6 +4,13 @@ JAX dispatches work asynchronously and compiles on the first call, so a naive
 ``time.perf_counter()`` around a call measures the wrong thing. :func:`timeit` warms the
 function up first, waits for every result with :func:`jax.block_until_ready`, repeats the
 measurement and reports the median with its spread.
+
+:func:`timeit_interleaved` and :func:`median_ratio` compare functions on a busy machine.
+Defined in ``book/07_jit_control_flow.ipynb``, section "What XLA removes, and why to jit the
+widest scope": the functions are timed in rounds, one short run of each per round, and a
+ratio is taken within each round, where both sides met the same load; its median over the
+rounds ignores the few rounds a burst of load disturbed. The code is the chapter's, unchanged
+(``tests/test_helpers_are_the_chapters_code.py`` checks it).
 """
 
 import math
@@ -16,7 +23,15 @@ from typing import Any
 
 import jax
 
-__all__ = ["Timing", "format_duration", "format_ratio", "timeit", "timing_table"]
+__all__ = [
+    "Timing",
+    "format_duration",
+    "format_ratio",
+    "median_ratio",
+    "timeit",
+    "timeit_interleaved",
+    "timing_table",
+]
 
 _UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
 
@@ -63,6 +78,11 @@ class Timing:
     def median(self) -> float:
         """Median seconds per call over the runs: robust to a run the OS interrupted."""
         return statistics.median(self.per_call)
+
+    @property
+    def fastest(self) -> float:
+        """The fastest run's seconds per call: load from other programs only adds time."""
+        return min(self.per_call)
 
     @property
     def spread(self) -> float:
@@ -147,12 +167,36 @@ def _calibrate(fn: Callable[..., Any], args: tuple, kwargs: dict, min_run_second
         calls *= 10
 
 
-def timing_table(timings: Mapping[str, Timing], baseline: str | None = None) -> str:
+def timeit_interleaved(fns, *args, rounds=7):
+    """Time the functions of the dict `fns` in turns, one short run each per round.
+
+    Returns one helpers.Timing per name, whose `per_call` lists the rounds in order."""
+    # One untimed call each (compilation), and enough calls per run for 20 ms or more.
+    calls = {name: timeit(fn, *args, repeat=1).calls_per_run
+             for name, fn in fns.items()}
+    runs = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            run = timeit(fn, *args, repeat=1, calls=calls[name], warmup=0)
+            runs[name].append(run.median)
+    return {name: Timing(tuple(runs[name]), calls[name]) for name in fns}
+
+
+def median_ratio(slower, faster):
+    """The median over rounds of slower / faster, both Timings from one interleaving."""
+    pairs = zip(slower.per_call, faster.per_call, strict=True)
+    return statistics.median(s / f for s, f in pairs)
+
+
+def timing_table(
+    timings: Mapping[str, Timing], baseline: str | None = None, *, fastest: bool = False
+) -> str:
     """A plain-text table of timings with each row's speed relative to ``baseline``.
 
     ``baseline`` defaults to the first row. A speed of ``4.0x`` means four times faster
     than the baseline (its median divided by this row's median), ``0.25x`` four times slower;
-    speeds carry two significant digits (``12x``, ``4.0x``, ``0.041x``).
+    speeds carry two significant digits (``12x``, ``4.0x``, ``0.041x``). ``fastest=True``
+    adds a column with each row's fastest run, :attr:`Timing.fastest`.
     """
     if not timings:
         raise ValueError("timings is empty: give at least one name -> Timing")
@@ -164,11 +208,15 @@ def timing_table(timings: Mapping[str, Timing], baseline: str | None = None) -> 
         raise KeyError(f"baseline {baseline!r} is not one of {list(timings)}")
     reference = timings[baseline].median
     width = max(len(name) for name in timings)
-    lines = [f"{'':{width}}  {'median':>9}  {'± half IQR':>10}  {'speed vs ' + baseline}"]
+    extra = f"  {'fastest':>9}" if fastest else ""
+    lines = [
+        f"{'':{width}}  {'median':>9}  {'± half IQR':>10}{extra}  {'speed vs ' + baseline}"
+    ]
     for name, timing in timings.items():
+        extra = f"  {format_duration(timing.fastest):>9}" if fastest else ""
         lines.append(
             f"{name:{width}}  {format_duration(timing.median):>9}  "
-            f"{format_duration(timing.spread):>10}  {_ratio(reference, timing.median)}"
+            f"{format_duration(timing.spread):>10}{extra}  {_ratio(reference, timing.median)}"
         )
     return "\n".join(lines)
 

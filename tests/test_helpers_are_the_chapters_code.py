@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import data, lm, tracing
+from helpers import data, lm, timing, tracing
 from helpers import models as models_module
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # (module, name, the chapter that defines it)
 CHAPTER_CODE = [
     (tracing, "count_traces", "book/07_jit_control_flow.ipynb"),
+    (timing, "timeit_interleaved", "book/07_jit_control_flow.ipynb"),
+    (timing, "median_ratio", "book/07_jit_control_flow.ipynb"),
     (models_module, "MLPClassifier", "book/09_flax_model.ipynb"),
     (data, "XORDataset", "book/10_data_loading.ipynb"),
     (data, "numpy_collate", "book/10_data_loading.ipynb"),

@@ -9,7 +9,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from helpers import Timing, format_duration, format_ratio, timeit, timing_table
+from helpers import (
+    Timing,
+    format_duration,
+    format_ratio,
+    median_ratio,
+    timeit,
+    timeit_interleaved,
+    timing_table,
+)
 
 
 @pytest.mark.parametrize(
@@ -361,3 +369,119 @@ def test_timing_and_timeit_messages_exactly():
         Timing((), 1)
     with pytest.raises(TypeError, match=r"^fn must be callable, got int$"):
         timeit(42)
+
+
+# timeit_interleaved and median_ratio (chapter 7), on the fake clock: several functions, each
+# recording its calls and waits by name.
+
+
+class NamedAsyncFunction:
+    """A function named ``name`` whose call is dispatched in 1 tick and computed in
+    ``compute_ticks`` on waiting; its first call (a compilation) takes 64 ticks more.
+    ``slowdown`` multiplies both, standing for a burst of load from another program."""
+
+    def __init__(self, name, clock, events, compute_ticks=3):
+        self.name, self.clock, self.events = name, clock, events
+        self.compute_ticks, self.slowdown, self.calls, self.args = compute_ticks, 1.0, 0, []
+
+    def __call__(self, *args):
+        self.args.append(args)
+        self.clock.now += (1 + (64 if self.calls == 0 else 0)) * TICK * self.slowdown
+        self.calls += 1
+        self.events.append(("call", self.name))
+        return PendingResult(self)
+
+
+class PendingResult:
+    """The result of a NamedAsyncFunction: its computation runs when it is waited for."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def block_until_ready(self):
+        function = self.function
+        function.clock.now += function.compute_ticks * TICK * function.slowdown
+        function.events.append(("wait", function.name))
+        return self
+
+
+def _calls(events):
+    return [name for kind, name in events if kind == "call"]
+
+
+def test_timeit_interleaved_warms_up_and_waits_for_every_call(clock):
+    events = []
+    fns = {name: NamedAsyncFunction(name, clock, events) for name in ("a", "b")}
+    timeit_interleaved(fns, rounds=3)
+    # Every call is waited for before the next one starts, warm-up calls included.
+    assert events[0::2] == [("call", name) for name in _calls(events)]
+    assert events[1::2] == [("wait", name) for name in _calls(events)]
+    # Each function's first call (its compilation) comes before any round starts.
+    rounds = _calls(events)[-6:]
+    assert rounds == ["a", "b"] * 3 and set(_calls(events)[:-6]) == {"a", "b"}
+
+
+def test_timeit_interleaved_takes_one_run_of_each_function_per_round(clock):
+    events = []
+    # "quick" takes 1 tick a call (15.6 ms), "slow" 4: runs of 20 ms need 2 calls and 1 call.
+    quick = NamedAsyncFunction("quick", clock, events, compute_ticks=0)
+    slow = NamedAsyncFunction("slow", clock, events, compute_ticks=3)
+    timings = timeit_interleaved({"quick": quick, "slow": slow}, rounds=4)
+    assert timings["quick"].calls_per_run == 2 and timings["slow"].calls_per_run == 1
+    assert _calls(events)[-4 * 3:] == ["quick", "quick", "slow"] * 4  # in turns, not in blocks
+    assert timings["quick"].per_call == (TICK,) * 4
+    assert timings["slow"].per_call == (4 * TICK,) * 4
+
+
+def test_timeit_interleaved_passes_the_same_arguments_to_every_call(clock):
+    events = []
+    fns = {name: NamedAsyncFunction(name, clock, events) for name in ("a", "b")}
+    timeit_interleaved(fns, "x", 2, rounds=2)
+    assert all(fn.args == [("x", 2)] * fn.calls for fn in fns.values())
+
+
+def test_timeit_interleaved_lists_the_rounds_in_order(clock):
+    events = []
+    fns = {name: NamedAsyncFunction(name, clock, events) for name in ("a", "b")}
+
+    class BurstInRoundTwo(dict):
+        """Slows every function down 10 times while the second round runs (the functions
+        of a round are looked up once per round, after once for the warm-up)."""
+
+        def items(self):
+            self.rounds = getattr(self, "rounds", -1) + 1  # the calibration is "round -1"
+            for fn in fns.values():
+                fn.slowdown = 10.0 if self.rounds == 2 else 1.0
+            return super().items()
+
+    timings = timeit_interleaved(BurstInRoundTwo(fns), rounds=3)
+    assert timings["a"].per_call == (4 * TICK, 40 * TICK, 4 * TICK)
+    assert median_ratio(timings["a"], timings["b"]) == 1.0  # the burst hit both sides alike
+
+
+def test_median_ratio_is_the_median_of_the_ratios_per_round():
+    slower = Timing((2.0, 4.0, 30.0), 1)
+    faster = Timing((1.0, 1.0, 10.0), 1)
+    # Ratios per round 2, 4 and 3: their median is 3, where the ratio of the medians is 4.
+    assert median_ratio(slower, faster) == 3.0
+    assert slower.median / faster.median == 4.0
+    assert median_ratio(Timing((6.0, 8.0), 1), Timing((2.0, 2.0), 1)) == 3.5  # even count
+
+
+def test_median_ratio_needs_timings_of_the_same_rounds():
+    with pytest.raises(ValueError, match="zip"):
+        median_ratio(Timing((1.0, 2.0), 1), Timing((1.0,), 1))
+
+
+def test_timing_fastest_is_the_fastest_run():
+    assert Timing((0.003, 0.001, 0.002), 5).fastest == 0.001
+    assert Timing((0.5,), 1).fastest == 0.5
+
+
+def test_timing_table_with_the_fastest_runs_exactly():
+    timings = {"eager": Timing((0.004, 0.006, 0.008), 1), "jit": Timing((0.002, 0.001), 3)}
+    assert timing_table(timings, fastest=True) == "\n".join([
+        "          median  ± half IQR    fastest  speed vs eager",
+        "eager       6 ms        1 ms       4 ms  1.0x",
+        "jit       1.5 ms      250 µs       1 ms  4.0x",
+    ])
