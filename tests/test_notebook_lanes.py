@@ -7,6 +7,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
 from conftest import NotebookLane
 
 
