@@ -10,6 +10,10 @@ import pytest
 
 from conftest import NotebookLane
 
+# What pytest.fail raises: the lane fails the waiting test with it (a specific type, pytest's
+# own, not a catch-all).
+TEST_FAILED = pytest.fail.Exception
+
 
 def _notebook(path: Path, *sources: str) -> Path:
     notebook = nbformat.v4.new_notebook()
@@ -23,7 +27,7 @@ def test_a_lane_gives_each_notebook_executed_or_its_failing_cell(tmp_path: Path)
     good = _notebook(tmp_path / "good.ipynb", "print(6 * 7)")
     lane = NotebookLane([bad, good], "python3", tmp_path / "out")
     try:
-        with pytest.raises(pytest.fail.Exception, match=r"(?s)bad\.ipynb failed.*1 / 0"):
+        with pytest.raises(TEST_FAILED, match=r"(?s)bad\.ipynb failed.*1 / 0"):
             lane.executed(bad)
         (cell,) = lane.executed(good).cells
         assert cell.outputs[0].text == "42\n"  # the next notebook ran after the failure
@@ -34,6 +38,6 @@ def test_a_lane_gives_each_notebook_executed_or_its_failing_cell(tmp_path: Path)
 def test_a_runner_that_stops_fails_the_waiting_test_with_its_log(tmp_path: Path):
     missing = tmp_path / "missing.ipynb"
     lane = NotebookLane([missing], "python3", tmp_path / "out")
-    with pytest.raises(pytest.fail.Exception, match=r"(?s)stopped \(exit status 1\) before "
+    with pytest.raises(TEST_FAILED, match=r"(?s)stopped \(exit status 1\) before "
                        r"missing\.ipynb.*FileNotFoundError"):
         lane.executed(missing)
