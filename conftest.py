@@ -12,8 +12,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Iterator
+import traceback
 from pathlib import Path
 
 import nbformat
@@ -196,10 +197,8 @@ def repo_root() -> Path:
     return ROOT
 
 
-@pytest.fixture(scope="session")
-def helpers_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A wheel of this checkout's ``helpers`` package, built offline."""
-    out = tmp_path_factory.mktemp("wheel")
+def _helpers_wheel(out: Path) -> Path:
+    """A wheel of this checkout's ``helpers`` package, built offline into ``out``."""
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
          "--wheel-dir", str(out), str(ROOT)],
@@ -207,13 +206,6 @@ def helpers_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     (wheel,) = out.glob("*.whl")
     return wheel
-
-
-@pytest.fixture(scope="session")
-def colab_runtime(tmp_path_factory: pytest.TempPathFactory, helpers_wheel: Path) -> ColabRuntime:
-    """Colab's package versions in a fresh environment, after a set-up cell ran there
-    (``tests/colab.py``)."""
-    return make_colab_runtime(tmp_path_factory.mktemp("colab"), helpers_wheel, {})
 
 
 class NotebookLane:
@@ -254,56 +246,92 @@ class NotebookLane:
         self.process.wait()
 
 
-class SecondRuns:
-    """The second execution of every notebook (``test_reproducible.py``) and the execution on
-    Colab's versions (``test_colab.py``), side by side: two lanes started together, so each
-    notebook also runs while another competes for the cores (its asserts must hold on a busy
-    machine), and the two runs take less time together than one after the other."""
+class SecondRun:
+    """The second execution of the chapter notebooks, on Colab's runtime (``tests/colab.py``).
 
-    def __init__(self, again: NotebookLane | None, colab: NotebookLane | None):
-        self._lanes = {"again": again, "colab": colab}
+    One run serves two tests: ``test_colab.py`` (every notebook runs on Colab's versions, after
+    its set-up cell) and ``test_reproducible.py`` (a second execution gives the outputs of the
+    first, nbmake's). It starts as soon as the tests are collected (``pytest_collection_finish``)
+    and goes on beside nbmake's run, so each notebook competes with another for the cores in
+    both runs: their asserts must hold on a busy machine, and their outputs must not depend on
+    it. Building the runtime happens first, before any test; an error there fails the tests
+    that need the run, with its message.
+    """
 
-    def again(self, path: Path) -> nbformat.NotebookNode:
-        return self._lane("again").executed(path)
+    def __init__(self, notebooks: list[Path], where: Path):
+        self.runtime: ColabRuntime | None = None
+        self.lane: NotebookLane | None = None
+        self.error: str | None = None
+        try:
+            wheel = _helpers_wheel(where / "wheel")
+            self.runtime = make_colab_runtime(where / "colab", wheel, {})
+            if notebooks:
+                self.lane = NotebookLane(notebooks, self.runtime.kernel, where / "runs",
+                                         self.runtime.env)
+        except Exception as error:  # any failure: the tests that need the run report it
+            self.error = "".join(traceback.format_exception(error))[-5000:]
 
-    def on_colab(self, path: Path) -> nbformat.NotebookNode:
-        return self._lane("colab").executed(path)
+    def colab_runtime(self) -> ColabRuntime:
+        if self.error is not None:
+            pytest.fail(f"Colab's runtime could not be built:\n{self.error}")
+        return self.runtime
 
-    def _lane(self, name: str) -> NotebookLane:
-        lane = self._lanes[name]
-        assert lane is not None, f"the {name} lane was not started: none of its tests collected"
-        return lane
+    def executed(self, path: Path) -> nbformat.NotebookNode:
+        """The notebook at ``path`` as the second run executed it (waiting for it)."""
+        self.colab_runtime()
+        assert self.lane is not None, "no notebook test was collected: the run has no lane"
+        return self.lane.executed(path)
 
     def stop(self) -> None:
-        for lane in self._lanes.values():
-            if lane is not None:
-                lane.stop()
+        if self.lane is not None:
+            self.lane.stop()
 
 
-def _collected(session: pytest.Session, test_name: str) -> list[Path]:
-    """The notebooks of the tests called ``test_name`` (parametrized by ``path``) that this
-    session collected, in reading order."""
+_SECOND_RUN = pytest.StashKey[SecondRun]()
+# The tests that read the second run: the notebooks of their parameters are the ones it runs.
+SECOND_RUN_TESTS = ("test_the_notebook_runs_on_colab", "test_a_second_run_gives_the_same_outputs")
+
+
+def _collected(session: pytest.Session, test_names: tuple[str, ...]) -> list[Path]:
+    """The notebooks of the collected tests called one of ``test_names`` (parametrized by
+    ``path``), in reading order."""
     paths = {item.callspec.params["path"] for item in session.items
-             if getattr(item, "originalname", None) == test_name}
+             if getattr(item, "originalname", None) in test_names}
     return [path for path in chapter_notebooks(ROOT) if path in paths]
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the second run (``SecondRun``) if a test that needs it, or Colab's runtime, was
+    collected."""
+    config = session.config
+    wanted = {"test_the_setup_cell_brings_colab_to_the_pinned_versions", *SECOND_RUN_TESTS}
+    if hasattr(config, "workerinput") or not any(
+        getattr(item, "originalname", None) in wanted for item in session.items
+    ):
+        return
+    where = Path(tempfile.mkdtemp(prefix="second-run-"))
+    second_run = SecondRun(_collected(session, SECOND_RUN_TESTS), where)
+    config.stash[_SECOND_RUN] = second_run
+
+    def clean_up() -> None:
+        second_run.stop()
+        shutil.rmtree(where, ignore_errors=True)
+
+    config.add_cleanup(clean_up)
+
+
+
 @pytest.fixture(scope="session")
-def second_runs(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SecondRuns]:
-    """Both second executions of the chapter notebooks (see ``SecondRuns``): each lane runs
-    the notebooks whose tests this session collected, and none if it collected none."""
-    where = tmp_path_factory.mktemp("second-runs")
-    colab = again = None
-    if notebooks := _collected(request.session, "test_the_notebook_runs_on_colab"):
-        runtime: ColabRuntime = request.getfixturevalue("colab_runtime")
-        colab = NotebookLane(notebooks, runtime.kernel, where / "colab", runtime.env)
-    if notebooks := _collected(request.session, "test_a_second_run_gives_the_same_outputs"):
-        again = NotebookLane(notebooks, "python3", where / "again")
-    runs = SecondRuns(again, colab)
-    yield runs
-    runs.stop()
+def second_run(request: pytest.FixtureRequest) -> SecondRun:
+    """The second execution of the notebooks, on Colab's runtime (see ``SecondRun``)."""
+    return request.config.stash[_SECOND_RUN]
+
+
+@pytest.fixture(scope="session")
+def colab_runtime(second_run: SecondRun) -> ColabRuntime:
+    """Colab's package versions in a fresh environment, after a set-up cell ran there
+    (``tests/colab.py``)."""
+    return second_run.colab_runtime()
 
 
 @pytest.fixture(scope="session")

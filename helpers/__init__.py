@@ -12,6 +12,7 @@ from helpers.plotting import plot_curves, plot_decision_boundary, plot_xor
 from helpers.processes import free_port, run_processes
 from helpers.timing import (
     Timing,
+    faults_per_call,
     format_duration,
     format_ratio,
     median_ratio,
@@ -30,6 +31,7 @@ __all__ = [
     "devices_for",
     "environment_banner",
     "expect_error",
+    "faults_per_call",
     "format_duration",
     "format_ratio",
     "free_port",

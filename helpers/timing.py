@@ -11,10 +11,15 @@ widest scope": the functions are timed in rounds, one short run of each per roun
 ratio is taken within each round, where both sides met the same load; its median over the
 rounds ignores the few rounds a burst of load disturbed. The code is the chapter's, unchanged
 (``tests/test_helpers_are_the_chapters_code.py`` checks it).
+
+:func:`faults_per_call` counts the page faults a call takes, the cost of fresh memory that a
+time alone hides. Defined in ``book/01_why_jax.ipynb``, section "A first measured
+comparison", and used by the chapters after it; the code is the chapter's, unchanged.
 """
 
 import math
 import numbers
+import resource
 import statistics
 import time
 from collections.abc import Callable, Mapping
@@ -25,6 +30,7 @@ import jax
 
 __all__ = [
     "Timing",
+    "faults_per_call",
     "format_duration",
     "format_ratio",
     "median_ratio",
@@ -180,6 +186,15 @@ def timeit_interleaved(fns, *args, rounds=7):
             run = timeit(fn, *args, repeat=1, calls=calls[name], warmup=0)
             runs[name].append(run.median)
     return {name: Timing(tuple(runs[name]), calls[name]) for name in fns}
+
+
+def faults_per_call(fn, *args, calls=10):
+    """Minor page faults of this process per call of fn(*args), after a warm-up."""
+    jax.block_until_ready(fn(*args))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(calls):
+        jax.block_until_ready(fn(*args))
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
 
 
 def median_ratio(slower, faster):

@@ -5,8 +5,9 @@ numpy 2.1.3, ipykernel 6.17.1 ...) on the same Python, with the book's ``helpers
 installed. The set-up cell runs there first, as a reader's first click on Colab would run it,
 with numpy already imported (as Colab's kernel may have it): it must bring the taught libraries
 to the tested versions, say so in one line, and restart the kernel because numpy changed under
-it. Then every notebook runs top to bottom in a fresh kernel of that environment, while the
-reproducibility run executes the notebooks beside it (``conftest.py``'s ``second_runs``).
+it. Then every notebook runs top to bottom in a fresh kernel of that environment (``conftest.py``'s
+``SecondRun``, which also serves as the second run that ``test_reproducible.py`` compares with
+nbmake's first).
 """
 
 from __future__ import annotations
@@ -49,11 +50,21 @@ def test_the_setup_cell_brings_colab_to_the_pinned_versions(colab_runtime: Colab
     assert versions(colab_runtime.python, list(TESTED)) == TESTED
 
 
+def test_colab_draws_figures_with_the_pinned_matplotlib(colab_runtime: ColabRuntime):
+    # The set-up cell leaves matplotlib as Colab has it, and requirements.txt pins the same
+    # version: a figure then comes out the same in both runs, which test_reproducible.py
+    # compares pixel for pixel.
+    pinned = read_pins(ROOT / "requirements.txt")["matplotlib"]
+    assert read_pins(COLAB_RUNTIME)["matplotlib"] == pinned, (
+        "Colab's matplotlib changed: pin the same version in requirements.txt")
+    assert versions(colab_runtime.python, ["matplotlib"]) == {"matplotlib": pinned}
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_the_notebook_runs_on_colab(path: Path, second_runs):
-    # Executed in a kernel of Colab's runtime (after its set-up), beside the reproducibility
-    # run (conftest.py's `second_runs`); a cell's error fails this test with the cell named.
-    notebook = second_runs.on_colab(path)
+def test_the_notebook_runs_on_colab(path: Path, second_run):
+    # Executed in a kernel of Colab's runtime (after its set-up), beside nbmake's run
+    # (conftest.py's `SecondRun`); a cell's error fails this test with the cell named.
+    notebook = second_run.executed(path)
     assert "Set-up:" not in printed_text(notebook), "the set-up cell had nothing left to change"
 
 

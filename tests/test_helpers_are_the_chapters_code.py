@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # (module, name, the chapter that defines it)
 CHAPTER_CODE = [
+    (timing, "faults_per_call", "book/01_why_jax.ipynb"),
     (tracing, "count_traces", "book/07_jit_control_flow.ipynb"),
     (timing, "timeit_interleaved", "book/07_jit_control_flow.ipynb"),
     (timing, "median_ratio", "book/07_jit_control_flow.ipynb"),

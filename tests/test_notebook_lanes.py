@@ -1,4 +1,4 @@
-"""The lanes that run the second executions beside each other (conftest.py's NotebookLane):
+"""The lane that runs the second execution of the notebooks (conftest.py's NotebookLane):
 a notebook's result, a failing cell named, a runner that stops reported at once."""
 
 from __future__ import annotations

@@ -1,22 +1,29 @@
 """Every page is reproducible: executing a notebook again gives the outputs the website shows.
 
 The tests executed each notebook once (nbmake; the `executed_notebooks` fixture keeps the
-copies the website is built from); here each is executed a second time and compared output by
-output. That second run goes on beside the run on Colab's versions (`conftest.py`'s
-`second_runs`), so each notebook competes with another for the cores: its outputs must not
-depend on how busy the machine is, and its asserts must hold. Cells tagged `timing` are
-skipped, since a measurement differs on every run (the policy tests check that such cells
+copies the website is built from); here each is compared, output by output, with a second
+execution: the one on Colab's runtime (`conftest.py`'s `SecondRun`), where the set-up cell has
+brought the taught libraries to the pinned versions and matplotlib is the same as here. That
+run goes on beside nbmake's, so each notebook competes with another for the cores: its outputs
+must not depend on how busy the machine is, and its asserts must hold. Cells tagged `timing`
+are skipped, since a measurement differs on every run (the policy tests check that such cells
 really time something). Only what legitimately changes between two kernels is normalized:
-the temporary file name IPython gives each cell, temporary directories, and memory addresses.
+the temporary file name IPython gives each cell, temporary directories, memory addresses, and
+the bytes of a PNG image, compared as its pixels (the image library may compress differently).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import io
 import re
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
+from PIL import Image
 
 from tools.notebooks import chapter_notebooks
 
@@ -30,6 +37,12 @@ def _normalize(text: str) -> str:
     return re.sub(r"0x[0-9a-f]{6,}", "0x…", text)
 
 
+def _pixels(png: str) -> str:
+    """A PNG image (base64, as a notebook stores it) as its size and a digest of its pixels."""
+    image = np.asarray(Image.open(io.BytesIO(base64.b64decode(png))).convert("RGBA"))
+    return f"{image.shape[1]}x{image.shape[0]} pixels, {hashlib.sha256(image).hexdigest()}"
+
+
 def _outputs(cell: nbformat.NotebookNode) -> list[tuple]:
     """A cell's outputs as comparable tuples; stream chunks are joined (their split varies)."""
     result: list[tuple] = []
@@ -41,6 +54,8 @@ def _outputs(cell: nbformat.NotebookNode) -> list[tuple]:
                 result.append((f"stream:{output.name}", _normalize(output.text)))
         elif output.output_type in ("execute_result", "display_data"):
             for mime, data in sorted(output.data.items()):
+                if mime == "image/png":
+                    data = _pixels(data)
                 result.append((mime, _normalize(data) if isinstance(data, str) else data))
         elif output.output_type == "error":
             result.append(("error", output.ename, _normalize(output.evalue)))
@@ -57,9 +72,9 @@ def _first_difference(a: list[tuple], b: list[tuple]) -> str:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_a_second_run_gives_the_same_outputs(path: Path, executed_notebooks, second_runs):
+def test_a_second_run_gives_the_same_outputs(path: Path, executed_notebooks, second_run):
     first = nbformat.read(executed_notebooks[path], as_version=4)
-    second = second_runs.again(path)
+    second = second_run.executed(path)
 
     code = [(a, b) for a, b in zip(first.cells, second.cells, strict=True) if b.cell_type == "code"]
     differences = [

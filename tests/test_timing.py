@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import mmap
 import time
+import types
 
 import jax.numpy as jnp
 import numpy as np
@@ -11,6 +13,7 @@ import pytest
 
 from helpers import (
     Timing,
+    faults_per_call,
     format_duration,
     format_ratio,
     median_ratio,
@@ -485,3 +488,54 @@ def test_timing_table_with_the_fastest_runs_exactly():
         "eager       6 ms        1 ms       4 ms  1.0x",
         "jit       1.5 ms      250 µs       1 ms  4.0x",
     ])
+
+
+# faults_per_call, on a fake resource counter: the faults of the work itself, which happens
+# when the result is waited for, counted per call, with the warm-up's left out.
+
+
+class FaultCounter:
+    """Stands in for the module ``resource`` of helpers.timing."""
+
+    RUSAGE_SELF = 0
+
+    def __init__(self):
+        self.faults = 0
+
+    def getrusage(self, who):
+        assert who == self.RUSAGE_SELF
+        return types.SimpleNamespace(ru_minflt=self.faults)
+
+
+@pytest.mark.parametrize("calls", [1, 3, 10])
+def test_faults_per_call_counts_the_waited_work_per_call_without_the_warmup(
+    monkeypatch, calls
+):
+    counter, events = FaultCounter(), []
+    monkeypatch.setattr("helpers.timing.resource", counter)
+
+    class Faulting:
+        def block_until_ready(self):
+            counter.faults += 7  # the work, done while the caller waits
+            events.append("wait")
+            return self
+
+    def fn(first_call_faults=1000):
+        counter.faults += first_call_faults if not events else 1  # dispatch
+        events.append("call")
+        return Faulting()
+
+    assert faults_per_call(fn, calls=calls) == 8.0
+    assert events == ["call", "wait"] * (calls + 1)  # the warm-up, then each call waited for
+
+
+def test_faults_per_call_counts_the_pages_a_call_touches():
+    pages = 256
+
+    def touch_fresh_pages():
+        with mmap.mmap(-1, pages * mmap.PAGESIZE) as fresh:  # new memory at every call
+            for page in range(pages):
+                fresh[page * mmap.PAGESIZE] = 1
+
+    assert pages <= faults_per_call(touch_fresh_pages, calls=3) < 2 * pages
+    assert faults_per_call(lambda: None) < pages / 4

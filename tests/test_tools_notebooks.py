@@ -112,6 +112,25 @@ def test_tidy_inserts_the_setup_cell_and_strips_outputs(tmp_path):
     assert tidy_notebook(path, URL, TESTED) is False  # idempotent: nothing left to change
 
 
+def test_tidy_gives_every_cell_an_id_and_check_reports_cells_without_one(tmp_path):
+    path = _notebook(tmp_path / "01_x.ipynb", [nbformat.v4.new_markdown_cell("# X")])
+    tidy_notebook(path, URL, TESTED)
+    notebook = json.loads(path.read_text())
+    notebook["cells"] += [
+        {"cell_type": "markdown", "metadata": {}, "source": ["new"]},
+        {"cell_type": "code", "metadata": {}, "source": ["1"], "outputs": [],
+         "execution_count": None, "id": ""},
+    ]
+    path.write_text(json.dumps(notebook))
+    assert notebook_problems(path, URL, TESTED) == ["cells [2, 3] have no id"]
+
+    assert tidy_notebook(path, URL, TESTED) is True
+    ids = [cell["id"] for cell in json.loads(path.read_text())["cells"]]
+    assert ids[:2] == [notebook["cells"][0]["id"], notebook["cells"][1]["id"]]  # kept
+    assert all(ids) and len(set(ids)) == 4
+    assert notebook_problems(path, URL, TESTED) == []
+
+
 def test_tidy_replaces_a_stale_setup_cell(tmp_path):
     stale = nbformat.v4.new_code_cell(setup_cell_source("https://github.com/old/place", TESTED))
     stale.metadata["tags"] = [SETUP_CELL_TAG]

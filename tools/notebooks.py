@@ -16,6 +16,7 @@ import argparse
 import json
 import re
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -213,8 +214,17 @@ def _setup_cell(source: str) -> dict[str, Any]:
     }
 
 
+def _unused_id(taken: set[str]) -> str:
+    """A new cell id (8 hex digits) that is not in ``taken``, which it joins."""
+    while (new := uuid.uuid4().hex[:8]) in taken:
+        pass
+    taken.add(new)
+    return new
+
+
 def tidy_notebook(path: str | Path, url: str, tested: dict[str, str]) -> bool:
-    """Put the current set-up cell first and strip outputs; return whether the file changed."""
+    """Put the current set-up cell first, strip outputs and give every cell an id (nbformat
+    4.5 requires one); return whether the file changed."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     notebook = json.loads(text)
@@ -226,10 +236,13 @@ def tidy_notebook(path: str | Path, url: str, tested: dict[str, str]) -> bool:
         cells[0] = cell
     else:
         cells.insert(0, cell)
+    taken = {c["id"] for c in cells if c.get("id")}
     for c in cells:
         if c["cell_type"] == "code":
             c["outputs"] = []
             c["execution_count"] = None
+        if not c.get("id"):
+            c["id"] = _unused_id(taken)
     new_text = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
     if new_text != text:
         path.write_text(new_text, encoding="utf-8")
@@ -239,7 +252,8 @@ def tidy_notebook(path: str | Path, url: str, tested: dict[str, str]) -> bool:
 
 def notebook_problems(path: str | Path, url: str, tested: dict[str, str]) -> list[str]:
     """What :func:`tidy_notebook` would fix in a notebook, without changing it: a missing or
-    stale set-up cell, and code cells that carry outputs or execution counts."""
+    stale set-up cell, code cells that carry outputs or execution counts, and cells without
+    an id."""
     cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
     problems = []
     first = cells[0] if cells else None
@@ -254,6 +268,8 @@ def notebook_problems(path: str | Path, url: str, tested: dict[str, str]) -> lis
     ]
     if dirty:
         problems.append(f"cells {dirty} carry outputs or execution counts")
+    if missing := [i for i, c in enumerate(cells) if not c.get("id")]:
+        problems.append(f"cells {missing} have no id")
     return problems
 
 
