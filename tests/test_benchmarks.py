@@ -5,7 +5,8 @@ runs it. Nothing here looks at how fast anything was: timings depend on the mach
 checks are about the document's structure (keys, types, non-negative numbers, the device
 description), its bookkeeping (ratios and maxima that must follow from the numbers beside
 them), and facts that do not depend on speed: what XLA compiled, whether a donated buffer was
-reused, whether every trainer started from the same weights.
+reused, whether every trainer started from the same weights, whether every rung of the ladder
+computes the function it is named after.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tools.notebooks import read_pins
@@ -26,12 +28,15 @@ from tools.notebooks import read_pins
 ROOT = Path(__file__).resolve().parent.parent
 LATEST = ROOT / "benchmarks" / "results" / "latest.json"
 APPENDIX = ROOT / "book" / "appendix_performance.ipynb"
-TRAINERS = ("pytorch_dataloader", "jax_dataloader", "pytorch_preloaded",
-            "pytorch_preloaded_default_threads", "pytorch_compiled", "jax_scan")
+TRAINERS = ("pytorch_dataloader", "jax_nnx_dataloader", "jax_functional_dataloader",
+            "pytorch_preloaded", "pytorch_preloaded_default_threads", "pytorch_compiled",
+            "jax_scan")
+# Over the same DataLoader: eager PyTorch, chapter 11's loop, and its functional step.
+DATALOADER = ("pytorch_dataloader", "jax_nnx_dataloader", "jax_functional_dataloader")
 EAGER_PYTORCH = ("pytorch_dataloader", "pytorch_preloaded", "pytorch_preloaded_default_threads")
 PRELOADED = ("pytorch_preloaded", "pytorch_preloaded_default_threads", "pytorch_compiled",
              "jax_scan")
-SCHEMA_VERSION = 3  # the layout this test and the appendix know; bump all three together
+SCHEMA_VERSION = 4  # the layout this test and the appendix know; bump all three together
 SIZE_VARIANTS = {"numpy", "jax_eager", "jax_jit", "copy_numpy_1_thread", "copy_numpy_all_cores",
                  "copy_jax_all_cores"}
 KERNELS = {"copy_numpy_1_thread", "copy_numpy_all_cores", "triad_numpy_1_thread",
@@ -91,7 +96,10 @@ def _check_timing(record: dict[str, Any]) -> None:
 
 def check_document(document: dict[str, Any], benchmarks: tuple[str, ...]) -> None:
     """The structure the appendix "Performance, measured" relies on."""
-    assert document["schema_version"] == SCHEMA_VERSION
+    assert document["schema_version"] == SCHEMA_VERSION, (
+        f"a document of schema version {document['schema_version']}, but the suite now writes "
+        f"version {SCHEMA_VERSION} (chapter 11's loop as its own trainer, every rung of the "
+        "ladder computing poly): run `python -m benchmarks` again")
     datetime.fromisoformat(document["created_utc"])
     assert isinstance(document["quick"], bool)
     _non_negative_numbers(document)
@@ -182,24 +190,46 @@ def _check_elementwise(elementwise: dict[str, Any], machine: dict[str, Any]) -> 
     rungs = [rung["name"] for rung in ladder["rungs"]]
     assert rungs[:3] == LADDER_START and set(rungs) <= set(variants)
     assert all(rung["change"] for rung in ladder["rungs"])
+    # Every rung computes poly: its result, checked against poly(x) when the suite ran. The
+    # function without the transpose is another function (x is not symmetric), never a rung.
+    assert all(variants[name]["equals_poly"] is True for name in rungs), rungs
+    for name, v in variants.items():
+        if "without_transpose" in name:
+            assert v["equals_poly"] is False and name not in rungs, name
+            assert v["function"].startswith("a different function"), name
+    assert ladder["bytes_moved"] == 2 * memory["array_bytes"]  # poly's least traffic
     for name, v in variants.items():
         assert PROFILE_KEYS <= set(v), name
-        assert _close(v["bandwidth_GBps"], ladder["bytes_moved"] / v["median_s"] / 1e9)
+        # Each variant's own bytes: x.T stored as a second input is one more array read.
+        arrays = 3 if "stored_transpose" in name else 2
+        assert v["bytes_moved"] == arrays * memory["array_bytes"], name
+        assert _close(v["bandwidth_GBps"], v["bytes_moved"] / v["median_s"] / 1e9)
         assert _close(v["fraction_of_copy_bandwidth"], v["bandwidth_GBps"] / memory["copy_GBps"])
+        assert _close(v["least_bytes_fraction_of_copy_bandwidth"],
+                      ladder["bytes_moved"] / v["median_s"] / 1e9 / memory["copy_GBps"])
     # Facts of the compiled programs, not of speed: with the transpose, XLA cannot write the
     # result into the donated input while still reading it, so it computes elsewhere and
     # copies; without it, the result goes straight into the donated buffer, no fresh pages.
+    # With x.T stored, each element of the result depends on the same element of x and of
+    # xt alone: the result goes straight into the donated x, no fresh pages; and XLA's count
+    # of bytes is the three arrays the variant is credited with.
     for suffix in ("", "_huge_pages") if ladder["huge_pages_environment"] else ("",):
         assert variants[f"jax_jit_donated{suffix}"]["copy_after_loop"] is True
-        donated = variants[f"jax_jit_without_transpose_donated{suffix}"]
-        assert donated["copy_after_loop"] is False
-        if donated["page_faults_per_call"] is not None:
-            assert donated["page_faults_per_call"] == 0
-        assert variants[f"jax_jit{suffix}"]["hlo_bytes_accessed"] == ladder["bytes_moved"]
-    best = max(rungs, key=lambda name: variants[name]["bandwidth_GBps"])
+        for name in ("jax_jit_without_transpose_donated", "jax_jit_stored_transpose_donated"):
+            donated = variants[name + suffix]
+            assert donated["copy_after_loop"] is False, name
+            if donated["page_faults_per_call"] is not None:
+                assert donated["page_faults_per_call"] == 0, name
+        for name in ("jax_jit", "jax_jit_stored_transpose", "jax_jit_stored_transpose_donated"):
+            assert variants[name + suffix]["hlo_bytes_accessed"] == (
+                variants[name + suffix]["bytes_moved"]), name
+    # The best rung, among the rungs alone, all of which compute poly.
+    best = max(rungs, key=lambda name: variants[name]["fraction_of_copy_bandwidth"])
     assert summary["best_rung"] == best
     assert _close(summary["best_fraction_of_copy_bandwidth"],
                   variants[best]["fraction_of_copy_bandwidth"])
+    assert _close(summary["best_least_bytes_fraction_of_copy_bandwidth"],
+                  variants[best]["least_bytes_fraction_of_copy_bandwidth"])
     assert _close(summary["jit_fraction_of_copy_bandwidth"],
                   variants["jax_jit"]["fraction_of_copy_bandwidth"])
     assert _close(summary["jit_speedup_vs_numpy"],
@@ -224,7 +254,7 @@ def _check_training(training: dict[str, Any]) -> None:
         assert isinstance(trainer["compile_s"], dict)
         assert (trainer["compile_s"] == {}) == (name in EAGER_PYTORCH)
         breakdown = trainer["epoch_breakdown"]
-        assert (breakdown is not None) == (name == "jax_dataloader")
+        assert (breakdown is not None) == (name in DATALOADER[1:])
         if breakdown is not None:
             assert set(breakdown) == {"epoch", "loader_only", "steps_only",
                                       "steps_only_numpy_batches"}
@@ -233,13 +263,31 @@ def _check_training(training: dict[str, Any]) -> None:
                 "device_peak_bytes"} <= set(memory)
         if memory["peak_rss_bytes"] is not None:
             assert memory["peak_rss_bytes"] >= memory["rss_after_setup_bytes"] > 0
-    assert {"pytorch_dataloader", "jax_dataloader", "jax_scan"} <= set(working)
+    assert {*DATALOADER, "jax_scan"} <= set(working)
     summary = training["summary"]
-    assert {"scan_epoch_speedup_vs_dataloader", "scan_time_to_accuracy_speedup_vs_pytorch",
-            "dataloader_time_to_accuracy_speedup_vs_pytorch",
-            "scan_time_to_accuracy_speedup_vs_pytorch_preloaded",
-            "scan_time_to_accuracy_speedup_vs_pytorch_compiled"} <= set(summary)
+    missing = {
+        "dataloader_time_to_accuracy_speedup_vs_pytorch", "dataloader_epoch_speedup_vs_pytorch",
+        "functional_dataloader_time_to_accuracy_speedup_vs_pytorch",
+        "functional_dataloader_epoch_speedup_vs_pytorch",
+        "functional_epoch_speedup_vs_nnx_dataloader",
+        "scan_epoch_speedup_vs_functional_dataloader", "scan_time_to_accuracy_speedup_vs_pytorch",
+        "scan_time_to_accuracy_speedup_vs_pytorch_preloaded",
+        "scan_time_to_accuracy_speedup_vs_pytorch_compiled"} - set(summary)
+    assert not missing, f"training summary without {sorted(missing)}"
     tta = {name: t["time_to_accuracy"]["median_s"] for name, t in working.items()}
+    epoch = {name: t["epoch"]["median_s"] for name, t in working.items()}
+    # The headline pair over the DataLoader is chapter 11's loop against eager PyTorch; the
+    # functional step has keys of its own.
+    assert _close(summary["dataloader_time_to_accuracy_speedup_vs_pytorch"],
+                  tta["pytorch_dataloader"] / tta["jax_nnx_dataloader"])
+    assert _close(summary["dataloader_epoch_speedup_vs_pytorch"],
+                  epoch["pytorch_dataloader"] / epoch["jax_nnx_dataloader"])
+    assert _close(summary["functional_dataloader_time_to_accuracy_speedup_vs_pytorch"],
+                  tta["pytorch_dataloader"] / tta["jax_functional_dataloader"])
+    assert _close(summary["functional_epoch_speedup_vs_nnx_dataloader"],
+                  epoch["jax_nnx_dataloader"] / epoch["jax_functional_dataloader"])
+    assert _close(summary["scan_epoch_speedup_vs_functional_dataloader"],
+                  epoch["jax_functional_dataloader"] / epoch["jax_scan"])
     preloaded = [name for name in PRELOADED[:-1] if name in working]
     assert summary["fastest_pytorch_preloaded"] == min(preloaded, key=tta.get)
     assert _close(summary["scan_time_to_accuracy_speedup_vs_pytorch_preloaded"],
@@ -346,7 +394,7 @@ def test_committed_results_are_a_full_valid_run():
     trainers = document["benchmarks"]["training"]["trainers"]
     assert all(t["reached_target"] for t in trainers.values() if "error" not in t)
     # The same initial weights and the same batches in each pair: the same number of epochs.
-    for pair in (("pytorch_dataloader", "jax_dataloader"), PRELOADED):
+    for pair in (DATALOADER, PRELOADED):
         epochs = {trainers[n]["epochs_to_target"] for n in pair if "error" not in trainers[n]}
         assert len(epochs) == 1, (pair, epochs)
     ladder = document["benchmarks"]["elementwise"]["ladder"]
@@ -368,6 +416,37 @@ def test_committed_results_were_measured_on_the_pinned_stack():
         "other versions: run `python -m benchmarks` again"
     )
     assert versions["python"].rsplit(".", 1)[0] == (ROOT / ".python-version").read_text().strip()
+
+
+def test_chapter_loop_and_functional_step_train_alike():
+    # The two JAX trainers over the DataLoader differ in how the model reaches the compiled
+    # step, not in what the step computes: from the same weights, over the same batches, one
+    # epoch each ends with the same parameters and the same step count.
+    from flax import nnx
+
+    from benchmarks import training
+
+    chapter = training.build("jax_nnx_dataloader")
+    functional = training.build("jax_functional_dataloader")
+    for trainer in (chapter, functional):
+        trainer.fresh()
+        trainer.epoch(0)
+        trainer.wait()
+    ours = nnx.to_pure_dict(nnx.state(chapter.model, nnx.Param))
+    theirs = nnx.to_pure_dict(functional.state[0])
+    for layer in ("hidden", "output"):
+        for name in ("kernel", "bias"):
+            assert np.allclose(ours[layer][name], theirs[layer][name], rtol=1e-5, atol=1e-6)
+    assert int(chapter.optimizer.step[...]) == training.STEPS_PER_EPOCH
+    assert int(functional.state[1][0].count) == training.STEPS_PER_EPOCH
+    assert chapter.accuracy() == functional.accuracy()
+    # fresh() puts the initial weights back: both start the next run where they began.
+    chapter.fresh()
+    start = nnx.to_pure_dict(nnx.state(chapter.model, nnx.Param))
+    first = training.initial_parameters()
+    assert all(np.array_equal(start[layer][name], first[layer][name])
+               for layer in first for name in first[layer])
+    assert int(chapter.optimizer.step[...]) == 0
 
 
 def test_only_runs_the_named_benchmark(tmp_path: Path):
