@@ -10,6 +10,7 @@ import pytest
 from execution_status import parse_banner
 
 from helpers import environment_banner
+from helpers.env import cpu_cores
 
 
 def test_banner_names_version_backend_devices_and_cores():
@@ -125,3 +126,11 @@ def test_cores_fall_back_to_the_machine_count_without_an_affinity_call(monkeypat
     monkeypatch.delattr(os, "sched_getaffinity")
     monkeypatch.setattr(os, "cpu_count", lambda: 6)
     assert environment_banner().endswith(" | 6 CPU cores")
+
+
+def test_cpu_cores_without_an_affinity_call_falls_back_to_the_count_or_one(monkeypatch):
+    monkeypatch.delattr("os.sched_getaffinity", raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 6)
+    assert cpu_cores() == 6
+    monkeypatch.setattr("os.cpu_count", lambda: None)  # "undetermined"
+    assert cpu_cores() == 1

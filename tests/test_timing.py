@@ -539,3 +539,22 @@ def test_faults_per_call_counts_the_pages_a_call_touches():
 
     assert pages <= faults_per_call(touch_fresh_pages, calls=3) < 2 * pages
     assert faults_per_call(lambda: None) < pages / 4
+
+
+def test_timeit_interleaved_calibrates_with_one_run_and_times_seven_rounds_by_default(clock):
+    events = []
+    # 4 ticks a call (62.5 ms): one call fills a run, so calibrating takes the warm-up, one
+    # call to size the runs and one run of one call: three calls before the rounds.
+    fns = {name: NamedAsyncFunction(name, clock, events, compute_ticks=3) for name in "ab"}
+    timings = timeit_interleaved(fns)
+    calls = _calls(events)
+    assert calls[:6] == ["a"] * 3 + ["b"] * 3
+    assert calls[6:] == ["a", "b"] * 7
+    assert all(len(timing.per_call) == 7 for timing in timings.values())
+
+
+def test_faults_per_call_averages_ten_calls_by_default(monkeypatch):
+    monkeypatch.setattr("helpers.timing.resource", FaultCounter())
+    called = []
+    assert faults_per_call(lambda: called.append(1)) == 0.0
+    assert len(called) == 11  # the warm-up and ten counted calls
