@@ -189,12 +189,23 @@ def summary_problems(cells: Cells) -> list[str]:
     return [f"last section is {headings[-1:]}"]
 
 
+# A cell that measures time with a clock and prints: what it prints changes from run to run.
+CLOCKS = re.compile(r"perf_counter\(|timeit(_interleaved)?\(")
+
+
 def timing_cell_problems(cells: Cells) -> list[str]:
-    """A code cell tagged ``timing`` times something (``helpers.timeit``, ``perf_counter``...)."""
-    return [
-        f"code cell {i} is tagged timing" for i, cell in enumerate(_code_cells(cells))
-        if "timing" in _tags(cell) and not TIMERS.search(_source(cell))
-    ]
+    """A code cell tagged ``timing`` times something (``helpers.timeit``, ``perf_counter``...),
+    and a cell that times with a clock and prints is tagged ``timing`` (unless its output is
+    removed), so that the reproducibility test does not compare its measurements."""
+    problems = []
+    for i, cell in enumerate(_code_cells(cells)):
+        source, tags = _source(cell), _tags(cell)
+        if "timing" in tags and not TIMERS.search(source):
+            problems.append(f"code cell {i} is tagged timing")
+        elif ("timing" not in tags and "remove-output" not in tags and CLOCKS.search(source)
+              and "print(" in source):
+            problems.append(f"code cell {i} prints a time it measured but is not tagged timing")
+    return problems
 
 
 def catch_all_problems(cells: Cells) -> list[str]:
