@@ -30,10 +30,14 @@ def test_under_load_keeps_every_core_busy_until_the_session_ends():
     stops = []
     _keep_the_cores_busy(SimpleNamespace(add_cleanup=stops.append))
     try:
-        first = _busy_children()
+        cores = len(os.sched_getaffinity(0))
+        # Popen returns as exec begins, a moment before the child's command line is readable.
+        deadline = time.monotonic() + 30
+        while len(first := _busy_children()) < cores and time.monotonic() < deadline:
+            time.sleep(0.05)
         time.sleep(1.0)
         then = _busy_children()
-        assert len(then) == len(os.sched_getaffinity(0))
+        assert len(first) == len(then) == cores, (first, then)
         # Each has computed meanwhile (however busy the machine), none waits or sleeps.
         assert all(then[pid] > first[pid] for pid in then), (first, then)
     finally:
