@@ -1,10 +1,13 @@
 # The book's commands. Each creates .venv and installs requirements.txt first if needed.
-#   make book   build the website, every notebook executed  -> _build/html/index.html
+#   make book   build the website, every notebook executed  -> _build/html/index.html, with the
+#               Chinese edition (zh/) in _build/html/zh/, built from the same executed notebooks
 #   make test   lint, then every test (notebooks executed with nbmake, the website built, every
 #               notebook run again in an environment with Colab's package versions)
 #   make lab    open the chapters in JupyterLab
-#   make tidy   refresh the notebooks' set-up cells (book/ and templates/) from _config.yml and
-#               requirements.txt, and strip outputs
+#   make tidy   refresh the notebooks' set-up cells (book/ and templates/) from _config.yml
+#               and requirements.txt, strip outputs, bring the Chinese pages' structure and code
+#               in step with the English (tools.translation sync), and list the prose to
+#               translate again (tools.translation check)
 #   make install  only create .venv and install requirements.txt
 #   make chromium  install Debian's Chromium for the website tests if missing (make test does)
 #   make test-latest  early warning: the whole suite with the newest releases of every library
@@ -68,7 +71,8 @@ install: $(INSTALLED)
 
 book: $(INSTALLED)
 	$(BIN)/jupyter-book build . -W -n --keep-going
-	@echo "Open $(CURDIR)/_build/html/index.html in a browser."
+	$(BIN)/python -m tools.zh_site _build
+	@echo "Open $(CURDIR)/_build/html/index.html in a browser (the Chinese edition: _build/html/zh/index.html)."
 
 test: $(INSTALLED) chromium
 	$(BIN)/ruff check helpers tools tests book _ext benchmarks templates conftest.py
@@ -122,6 +126,8 @@ lab: $(INSTALLED)
 
 tidy: $(INSTALLED)
 	$(BIN)/python -m tools.notebooks
+	$(BIN)/python -m tools.translation sync
+	-$(BIN)/python -m tools.translation check
 
 clean:
 	rm -rf _build

@@ -25,6 +25,7 @@ from colab import colab_runtime as make_colab_runtime
 from nbmake.nb_run import NotebookRun
 
 from tools.notebooks import cell_timeout, chapter_notebooks, read_config
+from tools.zh_site import build_chinese_site
 
 ROOT = Path(__file__).resolve().parent
 CELL_TIMEOUT = cell_timeout(ROOT / "_config.yml")
@@ -336,7 +337,8 @@ def colab_runtime(second_run: SecondRun) -> ColabRuntime:
 
 @pytest.fixture(scope="session")
 def built_site(executed_notebooks: ExecutedNotebooks) -> Path:
-    """The whole website, built once per test session as `make book` builds it; its HTML folder.
+    """The whole website, built once per test session as `make book` builds it; its HTML folder
+    (the Chinese edition in its ``zh/`` folder).
 
     It is built from the notebooks this session executed (``executed_notebooks``), with
     execution turned off, so no notebook runs twice; warnings are errors (``-W -n
@@ -358,13 +360,23 @@ def built_site(executed_notebooks: ExecutedNotebooks) -> Path:
          "--path-output", str(out), "-W", "-n", "--keep-going"],
         capture_output=True, text=True, cwd=ROOT,
     )
+    _fail_on_build_problems(result, ROOT / "_build" / "test-site.log")
+    # The Chinese edition, from the notebooks the English build rendered, into html/zh.
+    _fail_on_build_problems(build_chinese_site(ROOT, out / "_build"),
+                            ROOT / "_build" / "test-site-zh.log")
+    return out / "_build" / "html"
+
+
+def _fail_on_build_problems(result: subprocess.CompletedProcess, log_file: Path) -> None:
+    """Fail the test that needs the website if its build failed or warned (the log is saved
+    to ``log_file``)."""
     log = result.stdout + result.stderr
-    (ROOT / "_build" / "test-site.log").write_text(log, encoding="utf-8")
+    log_file.write_text(log, encoding="utf-8")
     problems = [
         line for line in log.splitlines()
         if "WARNING: " in line or "ERROR: " in line or "CRITICAL: " in line
     ]
     if result.returncode != 0 or problems:
         details = "\n".join(problems)[-5000:] or log[-5000:]
-        pytest.fail(f"jupyter-book build failed (full log: _build/test-site.log):\n{details}")
-    return out / "_build" / "html"
+        pytest.fail(f"jupyter-book build failed (full log: {log_file.relative_to(ROOT)}):"
+                    f"\n{details}")

@@ -271,8 +271,28 @@ class ExecutionStatusTransform(SphinxPostTransform):
             node.replace_self(build_status(self.env, self.env.docname))
 
 
+# The runs in the table, by page, written with the website (``_static``): the Chinese edition's
+# build (tools/zh_site.py) shows the same runs, since it renders the same executed notebooks.
+RECORDS_FILE = "execution-status.json"
+
+
+def _write_records(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    records = {}
+    for docname in _reading_order(app.env):
+        data = _exec_data(app.env, docname)
+        if data is not None:
+            records[docname] = {key: data.get(key)
+                                for key in ("runtime", "mtime", "succeeded", "error")}
+    static = Path(app.outdir) / "_static"
+    static.mkdir(parents=True, exist_ok=True)
+    (static / RECORDS_FILE).write_text(json.dumps(records, indent=1), encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_node(ExecutionStatusNode)
+    app.connect("build-finished", _write_records)
     app.add_directive("execution-status", ExecutionStatusDirective)
     app.add_env_collector(BannerCollector)
     app.connect("env-purge-doc", _purge_page)

@@ -82,18 +82,22 @@ def _plain(markdown: str) -> str:
     return re.sub(r"[`*]", "", text).strip()
 
 
-def toc_pages(root: Path) -> list[TocPage]:
+def toc_pages(root: Path, folder: str = "") -> list[TocPage]:
     """Every page of ``_toc.yml`` in reading order, with the chapter numbers the book shows
-    (chapters of ``numbered`` parts are numbered continuously across parts)."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    (chapters of ``numbered`` parts are numbered continuously across parts). ``folder``: a
+    book whose ``_toc.yml`` is in that folder of ``root`` and whose website is in the same
+    folder of the site (the Chinese edition, ``zh``)."""
+    book = root / folder
+    toc = yaml.safe_load((book / "_toc.yml").read_text(encoding="utf-8"))
     pages: list[TocPage] = []
     number = 0
+    prefix = f"{folder}/" if folder else ""
 
     def source(entry: str) -> Path:
         for suffix in (".ipynb", ".md"):
-            if (root / (entry + suffix)).exists():
-                return root / (entry + suffix)
-        return root / (entry + ".md")  # missing: the page check reports it
+            if (book / (entry + suffix)).exists():
+                return book / (entry + suffix)
+        return book / (entry + ".md")  # missing: the page check reports it
 
     def add(entries: list[dict], numbered: bool) -> None:
         nonlocal number
@@ -103,10 +107,10 @@ def toc_pages(root: Path) -> list[TocPage]:
                 if numbered:
                     number += 1
                     chapter = number
-                pages.append(TocPage(entry["file"], source(entry["file"]), chapter))
+                pages.append(TocPage(prefix + entry["file"], source(entry["file"]), chapter))
             add(entry.get("sections", []), False)
 
-    pages.append(TocPage(toc["root"], source(toc["root"]), None))
+    pages.append(TocPage(prefix + toc["root"], source(toc["root"]), None))
     for part in toc.get("parts", []):
         add(part.get("chapters", []), bool(part.get("numbered")))
     add(toc.get("chapters", []), False)
@@ -204,6 +208,10 @@ _FACTS = r"""
     })),
     links: [...document.querySelectorAll("a[href]")].map((a) => a.href),
     articleLinks: [...article.querySelectorAll("a[href]")].map((a) => a.href),
+    languageSwitch: [...document.querySelectorAll(".language-switch a")].map((a) => ({
+      href: a.href, lang: a.getAttribute("hreflang"), text: a.textContent.trim(),
+    })),
+    lang: document.documentElement.lang,
     colab: [...document.querySelectorAll('a[href*="colab.research.google.com"]')]
       .map((a) => a.getAttribute("href")),
     downloads: [...document.querySelectorAll("a.btn-download-source-button")]

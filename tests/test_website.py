@@ -1,4 +1,5 @@
-"""The website as readers use it: every page of ``_toc.yml`` in a real browser (Chromium).
+"""The website as readers use it: every page of ``_toc.yml`` and of the Chinese edition's
+``zh/_toc.yml`` in a real browser (Chromium).
 
 The site built by the ``built_site`` fixture is served on 127.0.0.1 and each page is visited
 once, in one browser, with every request to another host blocked (a page must show its
@@ -36,18 +37,23 @@ from site_checks import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = toc_pages(ROOT)
+ENGLISH = toc_pages(ROOT)
+CHINESE = toc_pages(ROOT, "zh")  # the Chinese edition, in the site's zh/ folder
+PAGES = ENGLISH + CHINESE
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 # The whole browser suite (every page, the search, the screenshots) stays under this.
-BUDGET_SECONDS = 120
-# A word from a chapter's text, and the chapter the search must find with it.
-SEARCH_WORD, SEARCH_FINDS = "jaxpr", "book/05_tracing_jaxprs"
+BUDGET_SECONDS = 240
+# A word from a chapter's text, and the chapter the search must find with it, in each edition
+# (the Chinese search cuts the text into words with jieba).
+SEARCHES = {"": ("jaxpr", "book/05_tracing_jaxprs"), "zh/": ("微分", "zh/06_autodiff")}
 # Pages photographed as a reader first sees them (page, what to scroll to), besides the first
 # figure of the book and the search results.
 SCREENSHOTS = {
     "book/intro": {"": None},
     "book/03_immutability": {"": None, "_exercises": ".exercise"},
     "book/execution_status": {"": "table.execution-status"},
+    "zh/intro": {"": None},
+    "zh/03_immutability": {"_exercises": ".exercise"},
 }
 
 
@@ -85,7 +91,7 @@ class Tour:
         self.screenshots = screenshots
         self.visits: dict[str, Visit] = {}
         self.saved: list[Path] = []
-        self.search_results: list[str] = []
+        self.search_results: dict[str, list[str]] = {}
         self.seconds = 0.0
 
     def run(self) -> None:
@@ -107,19 +113,21 @@ class Tour:
                 figure.scroll_into_view_if_needed()
                 self._shoot(f"{name}_figure.png")
                 figure_shot = True
-        self._search()
+        for folder, (word, _) in SEARCHES.items():
+            self._search(folder, word)
         self.seconds = time.perf_counter() - start
 
-    def _search(self) -> None:
+    def _search(self, folder: str, word: str) -> None:
         page = self.browser.page
-        page.goto(f"{self.base}search.html?q={SEARCH_WORD}", wait_until="load")
+        page.goto(f"{self.base}{folder}search.html?q={word}", wait_until="load")
         results = "#search-results ul.search li a"
         try:
             page.wait_for_selector(results, timeout=20_000)
         except PlaywrightError:
             pass  # no results: the search test says so
-        self.search_results = page.eval_on_selector_all(results, "as => as.map(a => a.href)")
-        self._shoot("search.png")
+        self.search_results[folder] = page.eval_on_selector_all(
+            results, "as => as.map(a => a.href)")
+        self._shoot(f"{folder.strip('/') or 'en'}_search.png")
 
     def _shoot(self, name: str) -> None:
         path = self.screenshots / name
@@ -140,9 +148,14 @@ def tour(built_site: Path, browser: tuple[Any, list[str]]) -> Iterator[Tour]:
 def problems(tour: Tour, executed_notebooks) -> dict[str, dict[str, list[str]]]:
     return {
         page.docname: check_page(page, tour.visits[page.docname], tour.links, ROOT,
-                                 executed_notebooks.get(page.source.resolve()))
+                                 executed_notebooks.get(_english_source(page)))
         for page in PAGES
     }
+
+
+def _english_source(page: TocPage) -> Path:
+    """The English page a page is or translates (its outputs are the English execution's)."""
+    return ROOT / "book" / page.source.name if page in CHINESE else page.source.resolve()
 
 
 def _check(problems: dict[str, dict[str, list[str]]], page: TocPage, *aspects: str) -> None:
@@ -202,11 +215,29 @@ def test_chapters_have_exercises_and_glossary_links(tour):
     assert any("/book/" in url and ".html" in url for url in glossary)
 
 
-def test_search_finds_a_chapter_by_a_word_in_its_text(tour):
-    found = [url.split("?")[0].split("#")[0] for url in tour.search_results]
-    assert any(url.endswith(SEARCH_FINDS + ".html") for url in found), (
-        f"searching for {SEARCH_WORD!r} does not list {SEARCH_FINDS}: {found}"
+@pytest.mark.parametrize("folder", SEARCHES, ids=["English", "Chinese"])
+def test_search_finds_a_chapter_by_a_word_in_its_text(tour, folder):
+    word, finds = SEARCHES[folder]
+    found = [url.split("?")[0].split("#")[0] for url in tour.search_results[folder]]
+    assert any(url.endswith(finds + ".html") for url in found), (
+        f"searching {folder or 'the English edition'} for {word!r} does not list {finds}: "
+        f"{found}"
     )
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_id)
+def test_page_links_to_itself_in_the_other_language(tour, page):
+    """Every English page links to its Chinese page and back, and each edition declares its
+    language to the browser."""
+    facts = tour.visits[page.docname].facts
+    chinese = page in CHINESE
+    other = (f"book/{page.docname.removeprefix('zh/')}" if chinese else
+             f"zh/{page.docname.removeprefix('book/')}")
+    assert facts.get("lang") == ("zh-CN" if chinese else "en"), facts.get("lang")
+    switch = facts.get("languageSwitch", [])
+    assert [link["href"] for link in switch] == [tour.base + other + ".html"], switch
+    assert switch[0]["lang"] == ("en" if chinese else "zh-CN")
+    assert (tour.site / (other + ".html")).is_file()
 
 
 def test_no_page_reached_another_host(tour, browser):
@@ -221,7 +252,7 @@ def test_no_page_reached_another_host(tour, browser):
 
 
 def test_screenshots_are_saved(tour):
-    planned = sum(len(shots) for shots in SCREENSHOTS.values()) + 2  # a figure, the search
+    planned = sum(len(shots) for shots in SCREENSHOTS.values()) + 1 + len(SEARCHES)  # a figure
     assert len(tour.saved) == planned, f"{len(tour.saved)} screenshots, {planned} planned"
     for path in tour.saved:
         assert path.stat().st_size > 10_000, f"{path} looks blank"

@@ -175,13 +175,14 @@ def translated_units(path: Path) -> list[Unit]:
 def code_tokens(source: str) -> list[tuple[int, str]]:
     """A code cell's tokens without comments and line breaks: what must match token for token.
 
-    IPython's cell magics (``%%writefile``) and line magics are compared as text lines."""
+    IPython's magics (``%%writefile`` on the first line, ``%`` and ``!`` lines) are compared as
+    text; code that does not tokenize as Python, line by line without ``#`` comment lines."""
     lines = source.splitlines()
-    magic = [line.split("#")[0].rstrip() for line in lines if line.lstrip().startswith(("%", "!"))]
+    header: list[tuple[int, str]] = []
+    if lines and lines[0].startswith("%%"):  # a cell magic: its body is usually Python
+        header, lines = [(-1, lines[0].rstrip())], lines[1:]
+    magic = [(-1, line.strip()) for line in lines if line.lstrip().startswith(("%", "!"))]
     python = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
-    if lines and lines[0].startswith("%%"):  # the whole cell is the magic's text
-        body = "\n".join(lines[1:])
-        return [(-1, lines[0])] + [(-2, line) for line in _code_lines(body)]
     skip = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
     try:
         tokens = [
@@ -189,9 +190,9 @@ def code_tokens(source: str) -> list[tuple[int, str]]:
             for t in tokenize.generate_tokens(io.StringIO(python + "\n").readline)
             if t.type not in skip
         ]
-    except (tokenize.TokenError, SyntaxError, IndentationError):
+    except (tokenize.TokenError, SyntaxError):
         tokens = [(-2, line) for line in _code_lines(python)]
-    return [(-1, line) for line in magic] + tokens
+    return header + magic + tokens
 
 
 def _code_lines(text: str) -> list[str]:

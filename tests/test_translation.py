@@ -1,0 +1,307 @@
+"""The Chinese edition (zh/) is in step with the English book, and the tools that keep it so.
+
+``test_the_chinese_page_is_in_step`` fails, naming the cells, when an English cell changed after
+its translation, when cells were added or removed on one side only, or when code differs.
+CONTRIBUTING.md ("Changing a page in both languages") says how to bring a page back in step.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tools.translation import (
+    check_page,
+    code_tokens,
+    digest,
+    english_pages,
+    export_units,
+    import_units,
+    markdown_units,
+    page_problems,
+    sync_page,
+    translated_units,
+)
+from tools.zh_site import with_english_outputs, zh_config
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = english_pages(ROOT)
+
+
+@pytest.mark.parametrize("english", PAGES, ids=lambda p: p.name)
+def test_the_chinese_page_is_in_step(english):
+    problems = check_page(ROOT, english)
+    assert not problems, (
+        f"{len(problems)} translation problems (CONTRIBUTING.md, 'Changing a page in both "
+        "languages'):\n" + "\n".join(problems)
+    )
+
+
+@pytest.mark.parametrize("english", [p for p in PAGES if p.suffix == ".ipynb"],
+                         ids=lambda p: p.name)
+def test_the_chinese_notebook_is_translated(english):
+    """Every prose cell is in Chinese (an untranslated cell copied by sync is English), and
+    the notebook is stored like the English ones, without outputs."""
+    cells = json.loads((ROOT / "zh" / english.name).read_text(encoding="utf-8"))["cells"]
+    stored = [c["id"] for c in cells if c.get("outputs") or c.get("execution_count")]
+    assert not stored, f"zh/{english.name}: cells stored with outputs: {stored}"
+    english_only = [c["id"] for c in cells if c["cell_type"] == "markdown"
+                    and not any("\u4e00" <= ch <= "\u9fff" for ch in "".join(c["source"]))]
+    assert not english_only, f"zh/{english.name}: cells with no Chinese: {english_only}"
+
+
+def _toc_files(toc_path: Path) -> list[str]:
+    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    files = [toc["root"]]
+    for part in toc["parts"]:
+        files += [entry["file"] for entry in part["chapters"]]
+    return [Path(f).name for f in files]
+
+
+def test_the_chinese_table_of_contents_follows_the_english():
+    english = _toc_files(ROOT / "_toc.yml")
+    chinese = [f for f in _toc_files(ROOT / "zh" / "_toc.yml") if f != "terms"]
+    assert chinese == english
+    english_parts = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))["parts"]
+    chinese_parts = yaml.safe_load((ROOT / "zh" / "_toc.yml").read_text(encoding="utf-8"))[
+        "parts"]
+    assert [p.get("numbered") for p in chinese_parts] == [p.get("numbered")
+                                                           for p in english_parts]
+
+
+def test_the_chinese_site_is_configured_as_chinese_and_opens_the_chinese_notebooks():
+    config = zh_config(ROOT)
+    assert config["sphinx"]["config"]["language"] == "zh_CN"
+    assert config["repository"]["path_to_book"] == "zh"
+    assert config["execute"]["execute_notebooks"] == "off"
+    english = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert config["sphinx"]["extra_extensions"] == english["sphinx"]["extra_extensions"]
+
+
+# The tools, on small pages made here.
+
+def _cell(cell_id: str, kind: str, source: str, tags: list[str] | None = None) -> dict:
+    cell = {"cell_type": kind, "id": cell_id, "metadata": {}, "source": source}
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    if tags:
+        cell["metadata"]["tags"] = tags
+    return cell
+
+
+def _write(path: Path, cells: list[dict]) -> Path:
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def _cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+@pytest.fixture
+def pair(tmp_path):
+    """An English notebook and its Chinese translation, in step."""
+    english = _write(tmp_path / "en.ipynb", [
+        _cell("title", "markdown", "# Arrays\n\nAn array is immutable."),
+        _cell("code1", "code", "import jax.numpy as jnp\nx = jnp.ones(3)  # three ones\nx"),
+        _cell("prose", "markdown", "Now we double it."),
+        _cell("code2", "code", "y = 2 * x\ny", ["hide-output"]),
+    ])
+    chinese = tmp_path / "zh.ipynb"
+    sync_page(english, chinese)
+    import_units(english, chinese, "===== title markdown\n# 数组\n\n数组是不可变的。\n"
+                                   "===== prose markdown\n现在把它加倍。\n")
+    assert page_problems(english, chinese) == []
+    return english, chinese
+
+
+def test_an_english_cell_changed_after_its_translation_is_named(pair):
+    english, chinese = pair
+    cells = _cells(english)
+    cells[2]["source"] = "Now we triple it."
+    _write(english, cells)
+    assert page_problems(english, chinese) == [
+        "zh.ipynb: English unit prose (markdown) changed after it was translated"]
+    stale = export_units(english, chinese, stale_only=True)
+    assert stale == "===== prose markdown\nNow we triple it.\n"
+    import_units(english, chinese, "===== prose markdown\n现在把它变成三倍。\n")
+    assert page_problems(english, chinese) == []
+
+
+def test_cells_added_or_removed_on_one_side_are_named(pair):
+    english, chinese = pair
+    cells = _cells(english)
+    _write(english, cells[:2] + [_cell("new", "markdown", "A new paragraph.")] + cells[2:])
+    assert page_problems(english, chinese) == [
+        "zh.ipynb: English unit new (markdown) was added and has no translation"]
+    _write(english, [cells[0], cells[1], cells[3]])  # "prose" removed in English
+    assert page_problems(english, chinese) == [
+        "zh.ipynb: unit prose translates English unit prose, which is no longer in the "
+        "English page"]
+    _write(english, cells)
+    translated = _cells(chinese)
+    _write(chinese, translated[:3])  # the last cell removed in Chinese
+    assert page_problems(english, chinese) == [
+        "zh.ipynb: English unit code2 (code) was added and has no translation"]
+
+
+def test_sync_repairs_structure_and_leaves_prose_to_translate(pair):
+    english, chinese = pair
+    cells = _cells(english)
+    cells[1]["source"] = "import jax.numpy as jnp\nx = jnp.zeros(3)"
+    _write(english, [cells[0], cells[1], _cell("new", "markdown", "More."), cells[3]])
+    sync_page(english, chinese)
+    assert [c["id"] for c in _cells(chinese)] == ["title", "code1", "new", "code2"]
+    assert page_problems(english, chinese) == [
+        "zh.ipynb: unit new records no English unit: not translated yet",
+        "zh.ipynb: English unit new (markdown) was added and has no translation",
+    ]
+    assert "".join(_cells(chinese)[1]["source"]) == cells[1]["source"]
+
+
+def test_code_must_match_token_for_token_but_comments_may_be_translated(pair):
+    english, chinese = pair
+    cells = _cells(chinese)
+    cells[1]["source"] = "import jax.numpy as jnp\n# 三个一\nx = jnp.ones(3)  # 三个一\nx"
+    _write(chinese, cells)
+    assert page_problems(english, chinese) == []
+    cells[1]["source"] = "import jax.numpy as jnp\nx = jnp.ones(4)\nx"
+    cells[3]["metadata"]["tags"] = []
+    _write(chinese, cells)
+    assert page_problems(english, chinese) == [
+        "zh.ipynb: code cell code1 differs from English cell code1 (only comments may differ)",
+        "zh.ipynb: cell code2 has tags [], English cell code2 has ['hide-output']",
+    ]
+    with pytest.raises(ValueError, match="changes more than comments"):
+        import_units(english, chinese, "===== code1 code\nx = 1\n")
+
+
+def test_code_tokens_ignore_comments_and_compare_magics_as_lines():
+    assert code_tokens("a = 1  # one\n\nb = a") == code_tokens("# 注释\na = 1\nb = a  # 二")
+    assert code_tokens("a = 1") != code_tokens("a = 2")
+    assert code_tokens("a = 'x # y'") != code_tokens("a = 'x'")  # a # in a string is code
+    magic = "%%writefile {path}\nimport json  # a worker\nprint(1)\n"
+    assert code_tokens(magic) == code_tokens("%%writefile {path}\nimport json  # 工作进程\n"
+                                             "print(1)\n")
+    assert code_tokens(magic) != code_tokens("%%writefile {path}\nimport json\nprint(2)\n")
+
+
+GLOSSARY = """\
+# Glossary
+
+Terms.
+
+```{glossary}
+abstract value
+  What JAX knows.
+
+array
+  A grid of numbers. See [a chapter](01_a.ipynb).
+```
+"""
+
+
+def test_a_markdown_page_is_cut_into_sections_and_glossary_entries(tmp_path):
+    units = markdown_units("(top)=\n# Title\n\nText.\n\n## Part one\n\nMore.\n" + "\n" +
+                           GLOSSARY.replace("# Glossary", "## Glossary"))
+    assert [u.id for u in units] == ["title", "part-one", "glossary", "term-abstract-value",
+                                     "term-array"]
+    assert units[0].source.startswith("(top)=\n# Title")
+    assert units[3].in_glossary and units[4].source.rstrip().endswith("```")
+
+
+def test_a_glossary_entry_changed_is_named_and_the_translation_builds_back(tmp_path):
+    english = tmp_path / "glossary.md"
+    english.write_text(GLOSSARY, encoding="utf-8")
+    chinese = tmp_path / "zh" / "glossary.md"
+    sync_page(english, chinese)
+    assert "records no English unit" in page_problems(english, chinese)[0]
+    import_units(english, chinese, (
+        "===== glossary markdown\n# 术语表\n\n术语。\n\n```{glossary}\n"
+        "===== term-abstract-value markdown\n抽象值\nabstract value\n  JAX 知道的。\n"
+        "===== term-array markdown\n数组\narray\n  数字组成的网格。参见[一章](01_a.ipynb)。\n```\n"
+    ))
+    assert page_problems(english, chinese) == []
+    text = chinese.read_text(encoding="utf-8")
+    assert f".. translates: term-array {digest(markdown_units(GLOSSARY)[2].source)}\n数组" in text
+    assert [u.id for u in translated_units(chinese)] == [
+        "glossary", "term-abstract-value", "term-array"]
+    english.write_text(GLOSSARY.replace("A grid of numbers.", "A grid of values."),
+                       encoding="utf-8")
+    assert page_problems(english, chinese) == [
+        "glossary.md: English unit term-array (markdown) changed after it was translated"]
+
+
+def test_the_chinese_pages_get_the_english_outputs():
+    chinese = {"metadata": {}, "cells": [
+        _cell("a", "markdown", "文字"),
+        {**_cell("b", "code", "x"), "metadata": {"translation": {"cell": "b", "digest": "0"}}},
+    ]}
+    output = {"output_type": "stream", "name": "stdout", "text": "1\n"}
+    executed = {"metadata": {"book_run": {"runtime": 1.0}}, "cells": [
+        _cell("a", "markdown", "text"), {**_cell("b", "code", "x"), "outputs": [output],
+                                         "execution_count": 1}]}
+    staged = with_english_outputs(chinese, executed, {"runtime": 2.0})
+    assert staged["cells"][1]["outputs"] == [output]
+    assert staged["cells"][1]["execution_count"] == 1
+    assert staged["metadata"]["book_run"] == {"runtime": 2.0}
+    assert chinese["cells"][1]["outputs"] == []  # the source is left as it was
+    executed["cells"][1]["id"] = "other"
+    with pytest.raises(ValueError, match="translates no code cell"):
+        with_english_outputs(chinese, executed, None)
+
+
+def test_the_check_command_lists_problems_and_fails(tmp_path, capsys):
+    from tools.translation import main
+
+    shutil.copytree(ROOT / "book", tmp_path / "book",
+                    ignore=shutil.ignore_patterns("*.ipynb_checkpoints"))
+    shutil.copytree(ROOT / "zh", tmp_path / "zh")
+    page = tmp_path / "book" / "04_random_numbers.ipynb"
+    notebook = json.loads(page.read_text(encoding="utf-8"))
+    cell = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
+    cell["source"] = ["Changed."]
+    page.write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+    assert main(["--root", str(tmp_path), "check"]) == 1
+    out = capsys.readouterr().out
+    assert f"04_random_numbers.ipynb: English unit {cell['id']} (markdown) changed" in out
+
+
+def test_the_chinese_sources_are_staged_with_the_english_outputs_and_runs(tmp_path):
+    from tools.zh_site import stage_sources
+
+    root = tmp_path / "repo"
+    (root / "zh").mkdir(parents=True)
+    shutil.copytree(ROOT / "_ext", root / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "_config.yml", root / "_config.yml")
+    shutil.copy(ROOT / "zh" / "_config.yml", root / "zh" / "_config.yml")
+    (root / "zh" / "_toc.yml").write_text("format: jb-book\nroot: intro\n", encoding="utf-8")
+    (root / "zh" / "intro.md").write_text("# 前言\n", encoding="utf-8")
+    record = {"translation": {"cell": "b", "digest": "0"}}
+    _write(root / "zh" / "01_a.ipynb", [_cell("t", "markdown", "# 标题"),
+                                         {**_cell("b", "code", "1"), "metadata": record}])
+    build = tmp_path / "_build"
+    (build / "jupyter_execute" / "book").mkdir(parents=True)
+    output = {"output_type": "execute_result", "data": {"text/plain": "1"}, "metadata": {},
+              "execution_count": 1}
+    _write(build / "jupyter_execute" / "book" / "01_a.ipynb",
+           [_cell("t", "markdown", "# Title"), {**_cell("b", "code", "1"), "outputs": [output]}])
+    (build / "html" / "_static").mkdir(parents=True)
+    (build / "html" / "_static" / "execution-status.json").write_text(
+        json.dumps({"book/01_a": {"runtime": 3.5, "succeeded": True}}), encoding="utf-8")
+    stage = stage_sources(root, build, tmp_path / "stage")
+    staged = json.loads((stage / "01_a.ipynb").read_text(encoding="utf-8"))
+    assert staged["cells"][1]["outputs"] == [output]
+    assert staged["metadata"]["book_run"] == {"runtime": 3.5, "succeeded": True}
+    assert (stage / "intro.md").read_text(encoding="utf-8") == "# 前言\n"
+    assert (stage / "_toc.yml").exists() and (stage / "_ext" / "language_switch.py").exists()
+    config = yaml.safe_load((stage / "_config.yml").read_text(encoding="utf-8"))
+    assert config["title"] == "可执行的 JAX" and config["execute"]["execute_notebooks"] == "off"
+    (build / "jupyter_execute" / "book" / "01_a.ipynb").unlink()
+    with pytest.raises(FileNotFoundError, match="build the English book first"):
+        stage_sources(root, build, tmp_path / "stage")
