@@ -4,7 +4,8 @@ The English pages are ``book/NAME`` in the site's root, the Chinese pages ``NAME
 ``zh/`` folder, built by a second Sphinx project (``tools/zh_site.py``). Each project names the
 other in its configuration, ``language_switch``: ``label`` (the link's text), ``lang`` (the
 other language's code), ``strip`` (the prefix of this project's page names that the other
-lacks) and ``prefix`` (where the other's pages are, from this project's root). The link goes at
+lacks), ``prefix`` (where the other's pages are, from this project's root) and ``only_here``
+(pages that have no counterpart, such as the Chinese term list: no link). The link goes at
 the top of the page's content, and the page's head names the other version
 (``<link rel="alternate" hreflang=...>``).
 """
@@ -28,6 +29,8 @@ def _add_link(app: Sphinx, pagename: str, templatename: str, context: dict[str, 
     switch = app.config.language_switch
     if not switch or doctree is None or "body" not in context:
         return  # a page made by the builder (search, index), not a document
+    if pagename in switch.get("only_here", []):
+        return
     url = escape(other_language_url(pagename, switch.get("strip", ""), switch["prefix"]))
     lang = escape(switch["lang"])
     context["body"] = (

@@ -235,6 +235,9 @@ def test_page_links_to_itself_in_the_other_language(tour, page):
              f"zh/{page.docname.removeprefix('book/')}")
     assert facts.get("lang") == ("zh-CN" if chinese else "en"), facts.get("lang")
     switch = facts.get("languageSwitch", [])
+    if page.docname == "zh/terms":  # the term list exists only in Chinese
+        assert switch == []
+        return
     assert [link["href"] for link in switch] == [tour.base + other + ".html"], switch
     assert switch[0]["lang"] == ("en" if chinese else "zh-CN")
     assert (tour.site / (other + ".html")).is_file()
