@@ -95,7 +95,7 @@ chromium:
 	  exit 1; fi; \
 	echo "Installing Debian's chromium for the website tests (apt-get, as root)."; \
 	$$SUDO apt-get update -qq && \
-	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core && \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core fonts-wqy-microhei && \
 	test -x "$(CHROMIUM)" || { echo "Installing chromium did not provide $(CHROMIUM)." >&2; exit 1; }
 
 # The same tests against the newest releases of the libraries the book teaches (jax and jaxlib
