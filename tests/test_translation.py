@@ -22,6 +22,7 @@ from tools.translation import (
     export_units,
     import_units,
     markdown_units,
+    markup_problems,
     page_problems,
     sync_page,
     translated_units,
@@ -148,6 +149,38 @@ def test_cells_added_or_removed_on_one_side_are_named(pair):
     _write(chinese, translated[:3])  # the last cell removed in Chinese
     assert page_problems(english, chinese) == [
         "zh.ipynb: English unit code2 (code) was added and has no translation"]
+
+
+def test_a_translation_that_breaks_the_markup_is_named(tmp_path):
+    english = _write(tmp_path / "en.ipynb", [_cell("m", "markdown", (
+        "## Keys\n\nA *{term}`key <PRNG key>`* is an array; see [chapter 7](07_jit.ipynb), "
+        "where $x^2$ is `jnp.square(x)`."))])
+    chinese = tmp_path / "zh.ipynb"
+
+    def translated(text: str) -> list[str]:
+        import_units(english, chinese, f"===== m markdown\n{text}\n")
+        return markup_problems(english, chinese)
+
+    good = ("## 密钥\n\n一个 *{term}`密钥 <PRNG key>`* 是一个数组；参见[第 7 章](07_jit.ipynb)，"
+            "那里 $x^2$ 就是 `jnp.square(x)`，而 $x^2$ 还会再出现。")
+    assert translated(good) == []
+    where = "zh.ipynb: unit m"
+    assert translated(good.replace("<PRNG key>", "<key>")) == [
+        f"{where}: glossary references ['key'] differ from the English ['PRNG key']"]
+    assert translated(good.replace("07_jit", "08_trees")) == [
+        f"{where}: links ['08_trees.ipynb'] differ from the English ['07_jit.ipynb']"]
+    assert translated(good.replace("## 密钥", "### 密钥")) == [
+        f"{where}: headings ['h3'] differ from the English ['h2']"]
+    assert translated(good.replace("$x^2$ 就是", "$x^3$ 就是").replace("而 $x^2$ 还", "而")) == [
+        f"{where}: mathematics ['x^2', 'x^3'] differs from the English"]
+    assert translated(good.replace("`jnp.square(x)`", "jnp.square(x)")) == [
+        f"{where}: inline code ['jnp.square(x)'] is missing"]
+    assert translated(good.replace("是一个数组；", "是一个\n数组；")) == [
+        f"{where}: a line break inside Chinese text shows as a space (write each paragraph "
+        "on one line)"]
+    assert translated(good.replace("一个 *{term}", "一个*{term}")) == [
+        f"{where}: an emphasis marker * shows as text (put a space between it and the "
+        "Chinese character next to it)"]
 
 
 def test_sync_repairs_structure_and_leaves_prose_to_translate(pair):

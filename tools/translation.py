@@ -15,10 +15,11 @@ tags; the website shows the outputs of the English execution under them.
 
 ``python -m tools.translation check`` lists what is out of step (exit status 1 if anything):
 English units changed since their translation, units added or removed on one side, code that
-differs. ``sync`` makes the structural repairs (new pages and cells, English code copied,
-removed cells dropped) and leaves the prose to translate. ``export PAGE`` writes the units to
-translate as text blocks (``--stale``: only those out of step) and ``import PAGE FILE`` puts
-translated blocks back, recording what they translate.
+differs, and prose whose markup (glossary and link targets, mathematics, inline code,
+directives, headings) is not the English's. ``sync`` makes the structural repairs (new pages
+and cells, English code copied, removed cells dropped) and leaves the prose to translate.
+``export PAGE`` writes the units to translate as text blocks (``--stale``: only those out of
+step) and ``import PAGE FILE`` puts translated blocks back, recording what they translate.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ __all__ = [
     "import_units",
     "main",
     "markdown_units",
+    "markup_problems",
     "page_problems",
     "sync_page",
     "translated_units",
@@ -263,9 +265,92 @@ def page_problems(english: Path, chinese: Path) -> list[str]:
     return problems
 
 
+_TERM_ROLE = re.compile(r"\{term\}`([^`]*)`")
+
+
+def _is_chinese(character: str) -> bool:
+    return bool(character) and ("\u4e00" <= character <= "\u9fff" or "\u3000" <= character
+                                <= "\u303f" or "\uff00" <= character <= "\uffef")
+
+
+def _markup(text: str) -> dict:
+    """What a translation must keep of a markdown unit: glossary targets, link targets,
+    mathematics, directives, heading levels, inline code; and emphasis markers that did not
+    render (CommonMark opens no emphasis between a Chinese character and ``{``)."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    def target(role: str) -> str:
+        match = re.search(r"<([^>]+)>\s*$", role)
+        return " ".join((match.group(1) if match else role).split())
+
+    found: dict = {"glossary references": sorted(map(target, _TERM_ROLE.findall(text))),
+                   "links": [], "mathematics": [], "directives": [], "headings": [],
+                   "code": set(), "unrendered *": 0, "broken lines": 0}
+    parser = MarkdownIt("commonmark").enable("table").use(dollarmath_plugin)
+    # each role's text replaced by one symbol: what is around it still parses as written
+    for token in parser.parse(_TERM_ROLE.sub("{term}`~`", text)):
+        if token.type == "fence":
+            found["directives"].append(token.info.split()[0] if token.info.strip() else "")
+        elif token.type == "heading_open":
+            found["headings"].append(token.tag)
+        elif token.type == "math_block":
+            found["mathematics"].append(" ".join(token.content.split()))
+        children = token.children or []
+        for i, child in enumerate(children):
+            before = children[i - 1] if i > 0 else None
+            after = children[i + 1] if i + 1 < len(children) else None
+            if (child.type == "softbreak" and before is not None and after is not None
+                    and _is_chinese(before.content[-1:]) and _is_chinese(after.content[:1])):
+                found["broken lines"] += 1
+            if child.type == "link_open":
+                found["links"].append(child.attrs.get("href"))
+            elif child.type == "math_inline":
+                found["mathematics"].append(" ".join(child.content.split()))
+            elif child.type == "code_inline" and child.content != "~":
+                found["code"].add(" ".join(child.content.split()))
+            elif child.type == "text" and "*" in child.content:
+                found["unrendered *"] += 1
+    found["links"].sort()
+    return found
+
+
+def markup_problems(english: Path, chinese: Path) -> list[str]:
+    """Where a translated unit lost or changed the English unit's markup: glossary targets,
+    links, directives and heading levels must be the same; mathematics and inline code may be
+    repeated but not dropped or changed; and no emphasis may be left unrendered."""
+    source = {u.id: u for u in _english_units(english)}
+    problems = []
+    for unit in translated_units(chinese):
+        if unit.kind != "markdown" or unit.recorded is None or unit.recorded[0] not in source:
+            continue
+        theirs, ours = _markup(source[unit.recorded[0]].source), _markup(unit.source)
+        where = f"{chinese.name}: unit {unit.id}"
+        for key in ("glossary references", "links", "directives", "headings"):
+            if theirs[key] != ours[key]:
+                problems.append(f"{where}: {key} {ours[key]} differ from the English "
+                                f"{theirs[key]}")
+        math_en, math_zh = theirs["mathematics"], ours["mathematics"]
+        if set(math_zh) != set(math_en) or len(math_zh) < len(math_en):
+            problems.append(f"{where}: mathematics {sorted(set(math_zh) ^ set(math_en))} "
+                            "differs from the English")
+        if dropped := theirs["code"] - ours["code"]:
+            problems.append(f"{where}: inline code {sorted(dropped)} is missing")
+        if ours["broken lines"]:
+            problems.append(f"{where}: a line break inside Chinese text shows as a space "
+                            "(write each paragraph on one line)")
+        if ours["unrendered *"] > theirs["unrendered *"]:
+            problems.append(f"{where}: an emphasis marker * shows as text (put a space "
+                            "between it and the Chinese character next to it)")
+    return problems
+
+
 def check_page(root: Path, english: Path) -> list[str]:
-    """``page_problems`` for an English page and its Chinese page under ``root``."""
-    return page_problems(english, zh_page(root, english))
+    """``page_problems`` and ``markup_problems`` for an English page and its Chinese page under
+    ``root``."""
+    chinese = zh_page(root, english)
+    problems = page_problems(english, chinese)
+    return problems + markup_problems(english, chinese) if chinese.exists() else problems
 
 
 def _record(unit: Unit) -> dict[str, str]:
