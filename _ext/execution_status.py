@@ -209,9 +209,29 @@ def _table(headers: list[str], rows: list[list[str | nodes.Node]]) -> nodes.tabl
     return table
 
 
+# The table's words in each language of the book (Sphinx's ``language``; English otherwise).
+_WORDS = {
+    "en": {
+        "headers": ["Page", "Run time", "JAX", "Flax", "Optax", "Also", "Devices"],
+        "not executed": "not executed", "failed": "failed",
+        "summary": "{count} notebooks, executed from a clean kernel for this build, the last "
+                   "finishing at {when}: {total:.0f} s of run time in all.",
+        "none": "This build executed no notebooks.",
+    },
+    "zh_CN": {
+        "headers": ["页面", "运行时间", "JAX", "Flax", "Optax", "其他", "设备"],
+        "not executed": "未执行", "failed": "失败",
+        "summary": "为本次构建从干净的内核执行了 {count} 个笔记本，最后一个完成于 {when}，"
+                   "运行时间共计 {total:.0f} 秒。",
+        "none": "本次构建没有执行任何笔记本。",
+    },
+}
+
+
 def build_status(env: BuildEnvironment, fromdocname: str) -> list[nodes.Node]:
     """The summary paragraph and the table for the page ``fromdocname``."""
-    headers = ["Page", "Run time", "JAX", "Flax", "Optax", "Also", "Devices"]
+    words = _WORDS.get(env.config.language or "en", _WORDS["en"])
+    headers = words["headers"]
     rows: list[list[str | nodes.Node]] = []
     total, executed_at = 0.0, []
     for docname in _reading_order(env):
@@ -226,7 +246,7 @@ def build_status(env: BuildEnvironment, fromdocname: str) -> list[nodes.Node]:
         data = _exec_data(env, docname)
         banner = _banners(env).get(docname)
         if data is None:
-            rows.append([link, "not executed", *[_MISSING] * 5])
+            rows.append([link, words["not executed"], *[_MISSING] * 5])
             continue
         runtime = data.get("runtime")
         if runtime is not None:
@@ -235,7 +255,7 @@ def build_status(env: BuildEnvironment, fromdocname: str) -> list[nodes.Node]:
             executed_at.append(data["mtime"])
         status = f"{runtime:.1f} s" if runtime is not None else _MISSING
         if not data.get("succeeded", True):
-            status += f" (failed: {data.get('error') or 'error'})"
+            status += f" ({words['failed']}: {data.get('error') or 'error'})"
         if banner is None:
             logger.warning(
                 "%s was executed but printed no environment banner "
@@ -252,12 +272,10 @@ def build_status(env: BuildEnvironment, fromdocname: str) -> list[nodes.Node]:
     summary = nodes.paragraph()
     if executed_at:
         when = datetime.fromtimestamp(max(executed_at), UTC).strftime("%Y-%m-%d %H:%M UTC")
-        summary += nodes.Text(
-            f"{len(executed_at)} notebooks, executed from a clean kernel for this build, the "
-            f"last finishing at {when}: {total:.0f} s of run time in all."
-        )
+        summary += nodes.Text(words["summary"].format(
+            count=len(executed_at), when=when, total=total))
     else:
-        summary += nodes.Text("This build executed no notebooks.")
+        summary += nodes.Text(words["none"])
     return [summary, _table(headers, rows)]
 
 

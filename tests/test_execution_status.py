@@ -61,14 +61,30 @@ class _Table(HTMLParser):
             self._cells[-1] += data
 
 
-@pytest.fixture(scope="module")
-def status_table(built_site: Path) -> _Table:
-    page = built_site / "book" / "execution_status.html"
-    assert page.exists(), "the execution-status page was not built"
+def _status_table(page: Path) -> _Table:
+    assert page.exists(), f"the execution-status page {page} was not built"
     table = _Table()
     table.feed(page.read_text(encoding="utf-8"))
-    assert table.headers, "the execution-status page has no table"
+    assert table.headers, f"the execution-status page {page} has no table"
     return table
+
+
+@pytest.fixture(scope="module")
+def status_table(built_site: Path) -> _Table:
+    return _status_table(built_site / "book" / "execution_status.html")
+
+
+def test_the_chinese_edition_shows_the_same_runs(built_site: Path, status_table):
+    """The Chinese pages show the English execution's outputs, so their status page lists
+    the same runs: row for row, the same run times, versions and devices, under Chinese
+    headers."""
+    chinese = _status_table(built_site / "zh" / "execution_status.html")
+    assert chinese.headers[:2] == ["页面", "运行时间"]
+    assert len(chinese.rows) == len(status_table.rows)
+    for (english_cells, english_link), (cells, link) in zip(
+            status_table.rows, chinese.rows, strict=True):
+        assert link == english_link  # the same page name, in the other edition
+        assert cells[1:] == english_cells[1:], (english_cells, cells)
 
 
 def test_the_page_lists_every_notebook_with_run_time_versions_and_device(status_table):
