@@ -338,3 +338,19 @@ def test_the_chinese_sources_are_staged_with_the_english_outputs_and_runs(tmp_pa
     (build / "jupyter_execute" / "book" / "01_a.ipynb").unlink()
     with pytest.raises(FileNotFoundError, match="build the English book first"):
         stage_sources(root, build, tmp_path / "stage")
+
+
+def test_translated_comments_keep_code_lines_narrow(pair):
+    english, chinese = pair
+    assert export_units(english, chinese, comments=True) == (
+        "===== code1 code\nimport jax.numpy as jnp\nx = jnp.ones(3)  # three ones\nx\n")
+    import_units(english, chinese, "===== code1 code\nimport jax.numpy as jnp\n"
+                                   "x = jnp.ones(3)  # 三个一\nx\n")
+    assert page_problems(english, chinese) == []
+    assert "三个一" in "".join(_cells(chinese)[1]["source"])
+    long_comment = "x = jnp.ones(3)  # " + "一" * 35  # 19 + 70 = 89 columns
+    import_units(english, chinese, f"===== code1 code\nimport jax.numpy as jnp\n"
+                                   f"{long_comment}\nx\n")
+    assert page_problems(english, chinese) == [
+        "zh.ipynb: code cell code1 has lines wider than 88 columns (a Chinese character takes "
+        f"two): {long_comment!r}"]

@@ -33,8 +33,11 @@ import json
 import re
 import sys
 import tokenize
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+
+from tools.policy import PAGE_WIDTH
 
 __all__ = [
     "RECORD",
@@ -42,6 +45,7 @@ __all__ = [
     "check_page",
     "code_tokens",
     "digest",
+    "display_width",
     "english_pages",
     "export_units",
     "import_units",
@@ -257,6 +261,14 @@ def page_problems(english: Path, chinese: Path) -> list[str]:
                 original.source):
             problems.append(f"{chinese.name}: code cell {unit.id} differs from English cell "
                             f"{original.id} (only comments may differ)")
+        elif original.kind == "code":
+            english_lines = set(original.source.splitlines())
+            wide = [line for line in unit.source.splitlines()
+                    if display_width(line) > PAGE_WIDTH and line not in english_lines]
+            if wide:
+                problems.append(f"{chinese.name}: code cell {unit.id} has lines wider than "
+                                f"{PAGE_WIDTH} columns (a Chinese character takes two): "
+                                f"{wide[0]!r}")
         if english_cells and chinese_cells and _tags(english_cells[original.id]) != _tags(
                 chinese_cells[unit.id]):
             problems.append(f"{chinese.name}: cell {unit.id} has tags "
@@ -266,6 +278,11 @@ def page_problems(english: Path, chinese: Path) -> list[str]:
 
 
 _TERM_ROLE = re.compile(r"\{term\}`([^`]*)`")
+
+
+def display_width(line: str) -> int:
+    """Columns a line takes in a monospaced font: two for each wide (CJK) character."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
 
 
 def _is_chinese(character: str) -> bool:
@@ -417,16 +434,31 @@ def sync_page(english: Path, chinese: Path) -> list[str]:
     return done
 
 
-def export_units(english: Path, chinese: Path, stale_only: bool = False) -> str:
+def _has_comment(source: str) -> bool:
+    try:
+        return any(t.type == tokenize.COMMENT
+                   for t in tokenize.generate_tokens(io.StringIO(source + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return any(line.lstrip().startswith("#") or " # " in line for line in source.splitlines())
+
+
+def export_units(english: Path, chinese: Path, stale_only: bool = False,
+                 comments: bool = False) -> str:
     """The units of a page to translate, as text blocks headed ``===== ID KIND``: the English
     text of every markdown unit (``stale_only``: only those whose translation is missing or
-    out of date). Translate the text under each header and give the file to ``import``."""
+    out of date). Translate the text under each header and give the file to ``import``.
+    ``comments``: instead, the code cells with comments (but the set-up cell, which ``make
+    tidy`` writes), whose comments may be translated."""
     current = {}
     if chinese.exists():
         current = {u.recorded[0]: u for u in translated_units(chinese) if u.recorded}
     blocks = []
     for unit in _english_units(english):
-        if unit.kind != "markdown":
+        if comments:
+            if (unit.kind != "code" or unit.source.startswith("# @title")
+                    or not _has_comment(unit.source)):
+                continue
+        elif unit.kind != "markdown":
             continue
         mine = current.get(unit.id)
         if stale_only and mine is not None and mine.recorded[1] == digest(unit.source):
@@ -505,6 +537,8 @@ def main(argv: list[str] | None = None) -> int:
     export = commands.add_parser("export", help="the units of a page to translate")
     export.add_argument("page", help="a page's file name, e.g. 01_why_jax.ipynb")
     export.add_argument("--stale", action="store_true", help="only units out of step")
+    export.add_argument("--comments", action="store_true",
+                        help="the code cells with comments instead, to translate those")
     imported = commands.add_parser("import", help="put translated units into a Chinese page")
     imported.add_argument("page")
     imported.add_argument("file", help="translated blocks, in export's format")
@@ -527,7 +561,8 @@ def main(argv: list[str] | None = None) -> int:
     if not english.exists():
         parser.error(f"no English page {english}")
     if args.command == "export":
-        sys.stdout.write(export_units(english, zh_page(root, english), args.stale))
+        sys.stdout.write(export_units(english, zh_page(root, english), args.stale,
+                                      args.comments))
         return 0
     text = Path(args.file).read_text(encoding="utf-8")
     for unit in import_units(english, zh_page(root, english), text):
