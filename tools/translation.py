@@ -480,7 +480,8 @@ def _blocks(text: str) -> dict[str, str]:
             found[name] += line
         elif line.strip():
             raise ValueError("text before the first '===== ID KIND' header")
-    return {k: v.strip("\n") for k, v in found.items()}
+    # a unit may start with blank lines (a code cell); the file's layout adds trailing ones
+    return {k: v.rstrip("\n") for k, v in found.items()}
 
 
 def import_units(english: Path, chinese: Path, text: str) -> list[str]:
