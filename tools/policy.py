@@ -51,7 +51,7 @@ MIN_EXERCISES = 3
 # A timing cell's output changes from run to run (a progress bar reports its rate too); the
 # tag exempts it from the reproducibility test, so it must really be measuring time and not
 # hiding some other nondeterminism.
-TIMERS = re.compile(r"timeit|perf_counter|median_seconds|log_compiles|tqdm")
+TIMERS = re.compile(r"timeit|perf_counter|process_time|median_seconds|log_compiles|tqdm")
 
 # Catch-alls would pass whatever went wrong: an expected error must name its type.
 CATCH_ALL = re.compile(
@@ -189,14 +189,16 @@ def summary_problems(cells: Cells) -> list[str]:
     return [f"last section is {headings[-1:]}"]
 
 
-# A cell that measures time with a clock and prints: what it prints changes from run to run.
-CLOCKS = re.compile(r"perf_counter\(|timeit(_interleaved)?\(")
+# A cell that measures time with a clock (the processor's too) and prints: what it prints
+# changes from run to run.
+CLOCKS = re.compile(r"(perf_counter|process_time)\(|timeit(_interleaved)?\(")
 
 
 def timing_cell_problems(cells: Cells) -> list[str]:
-    """A code cell tagged ``timing`` times something (``helpers.timeit``, ``perf_counter``...),
-    and a cell that times with a clock and prints is tagged ``timing`` (unless its output is
-    removed), so that the reproducibility test does not compare its measurements."""
+    """A code cell tagged ``timing`` times something (``helpers.timeit``, ``perf_counter``,
+    ``process_time``...), and a cell that times with a clock and prints is tagged ``timing``
+    (unless its output is removed), so that the reproducibility test does not compare its
+    measurements."""
     problems = []
     for i, cell in enumerate(_code_cells(cells)):
         source, tags = _source(cell), _tags(cell)
