@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from tools.notebooks import read_config
-from tools.translation import RECORD
+from tools.translation import RECORD, code_tokens
 
 __all__ = ["build_chinese_site", "stage_sources", "with_english_outputs", "zh_config"]
 
@@ -51,7 +51,9 @@ def zh_config(root: Path) -> dict[str, Any]:
 
 def with_english_outputs(chinese: dict, executed: dict, run: dict | None) -> dict:
     """A Chinese notebook with the outputs of the executed English notebook under its code
-    cells, and ``run`` (the English run's record) in its metadata."""
+    cells, and ``run`` (the English run's record) in its metadata. Each code cell must be the
+    code of the English cell it translates (its comments may differ), or the outputs would
+    not be its own."""
     outputs = {cell["id"]: cell for cell in executed["cells"] if cell["cell_type"] == "code"}
     notebook = copy.deepcopy(chinese)
     for cell in notebook["cells"]:
@@ -61,6 +63,9 @@ def with_english_outputs(chinese: dict, executed: dict, run: dict | None) -> dic
         if english not in outputs:
             raise ValueError(f"code cell {cell['id']} translates no code cell of the executed "
                              f"English notebook (records {english!r})")
+        if code_tokens("".join(cell["source"])) != code_tokens("".join(outputs[english]["source"])):
+            raise ValueError(f"code cell {cell['id']} is not the code of English cell {english} "
+                             "(python -m tools.translation sync copies it)")
         cell["outputs"] = copy.deepcopy(outputs[english].get("outputs", []))
         cell["execution_count"] = outputs[english].get("execution_count")
     notebook["metadata"].pop(RUN_RECORD, None)
@@ -82,20 +87,28 @@ def stage_sources(root: Path, english_build: Path, stage: Path) -> Path:
     (stage / "_config.yml").write_text(
         yaml.safe_dump(zh_config(root), sort_keys=False, allow_unicode=True), encoding="utf-8")
     records_file = english_build / "html" / RECORDS_FILE
-    records = json.loads(records_file.read_text(encoding="utf-8")) if (
-        records_file.exists()) else {}
+    if not records_file.exists():
+        raise FileNotFoundError(f"{records_file} is missing: build the English book first")
+    records = json.loads(records_file.read_text(encoding="utf-8"))
     for page in sorted((root / "zh").iterdir()):
         if page.suffix == ".md":
             shutil.copy(page, stage / page.name)
         elif page.suffix == ".ipynb":
+            if not (root / "book" / page.name).exists():
+                raise FileNotFoundError(f"zh/{page.name} translates no English page (book/"
+                                        f"{page.name} is gone): python -m tools.translation "
+                                        "check")
             executed = english_build / "jupyter_execute" / "book" / page.name
             if not executed.exists():
                 raise FileNotFoundError(f"{executed} is missing: build the English book first")
-            notebook = with_english_outputs(
-                json.loads(page.read_text(encoding="utf-8")),
-                json.loads(executed.read_text(encoding="utf-8")),
-                records.get(f"book/{page.stem}"),
-            )
+            try:
+                notebook = with_english_outputs(
+                    json.loads(page.read_text(encoding="utf-8")),
+                    json.loads(executed.read_text(encoding="utf-8")),
+                    records.get(f"book/{page.stem}"),
+                )
+            except ValueError as error:
+                raise ValueError(f"zh/{page.name}: {error}") from None
             (stage / page.name).write_text(json.dumps(notebook, ensure_ascii=False),
                                            encoding="utf-8")
     return stage
