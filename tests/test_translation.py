@@ -155,16 +155,23 @@ def test_cells_added_or_removed_on_one_side_are_named(pair):
         "zh.ipynb: English unit code2 (code) was added and has no translation"]
 
 
-def test_a_translation_that_breaks_the_markup_is_named(tmp_path):
-    english = _write(tmp_path / "en.ipynb", [_cell("m", "markdown", (
-        "## Keys\n\nA *{term}`key <PRNG key>`* is an array; see [chapter 7](07_jit.ipynb), "
-        "where $x^2$ is `jnp.square(x)`."))])
+def _markup_checker(tmp_path: Path, english_text: str):
+    """A function that imports a translation of the one-cell page ``english_text`` and
+    returns its markup problems."""
+    english = _write(tmp_path / "en.ipynb", [_cell("m", "markdown", english_text)])
     chinese = tmp_path / "zh.ipynb"
 
     def translated(text: str) -> list[str]:
         import_units(english, chinese, f"===== m markdown\n{text}\n")
         return markup_problems(english, chinese)
 
+    return translated
+
+
+def test_a_translation_that_breaks_the_markup_is_named(tmp_path):
+    translated = _markup_checker(tmp_path, (
+        "## Keys\n\nA *{term}`key <PRNG key>`* is an array; see [chapter 7](07_jit.ipynb), "
+        "where $x^2$ is `jnp.square(x)`."))
     good = ("## 密钥\n\n一个 *{term}`密钥 <PRNG key>`* 是一个数组；参见[第 7 章](07_jit.ipynb)，"
             "那里 $x^2$ 就是 `jnp.square(x)`，而 $x^2$ 还会再出现。")
     assert translated(good) == []
@@ -518,16 +525,10 @@ def test_markdown_units_of_fences_duplicate_headings_and_glossary_entries():
 
 
 def test_the_markup_inside_directives_and_code_blocks_is_held_to_the_english(tmp_path):
-    english = _write(tmp_path / "en.ipynb", [_cell("m", "markdown", (
+    translated = _markup_checker(tmp_path, (
         "Text.\n\n```{admonition} Coming from PyTorch\n:class: tip\nUse `jax.grad`, see "
         "[chapter 7](07_jit.ipynb).\n```\n\n```{exercise} Clip\n:label: clip\nClip it.\n```\n\n"
-        "```{solution-start} clip\n:class: dropdown\n```\n\n```python\nx = 1  # one\n```\n"))])
-    chinese = tmp_path / "zh.ipynb"
-
-    def translated(text: str) -> list[str]:
-        import_units(english, chinese, f"===== m markdown\n{text}\n")
-        return markup_problems(english, chinese)
-
+        "```{solution-start} clip\n:class: dropdown\n```\n\n```python\nx = 1  # one\n```\n"))
     good = ("文字。\n\n```{admonition} 写给 PyTorch 用户\n:class: tip\n用 `jax.grad`，参见[第 7 章]"
             "(07_jit.ipynb)。\n```\n\n```{exercise} 裁剪\n:label: clip\n裁剪它。\n```\n\n"
             "```{solution-start} clip\n:class: dropdown\n```\n\n```python\nx = 1  # 一\n```\n")
